@@ -1,0 +1,56 @@
+// The one parser for `strobe` command lines: subcommand specs, options, help text.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strobe {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct OptionSpec {
+  std::string name;      // long name without dashes: "frequency"
+  char shortName = 0;    // 'f', or 0
+  std::string valueName; // "HZ"; empty for a flag
+  std::string help;
+  std::vector<std::string> choices; // allowed values, when the option takes one of a set
+};
+
+struct SubcommandSpec {
+  std::string name;
+  std::string positionals; // usage text of positional arguments: "FILE", "[FUNCTION]"
+  size_t minPositionals = 0;
+  size_t maxPositionals = 0;
+  std::string summary;     // one line
+  std::string details;     // paragraphs for `strobe help NAME`
+  std::vector<OptionSpec> options;
+};
+
+struct ParsedCommand {
+  const SubcommandSpec *spec = nullptr;
+  std::map<std::string, std::string> values; // option name -> value ("" for flags)
+  std::vector<std::string> positionals;
+
+  bool has(const std::string &name) const { return values.count(name) != 0; }
+  std::string get(const std::string &name, std::string fallback = {}) const;
+  double number(const std::string &name, double fallback, double min, double max) const;
+  // "2s", "500ms", "1.5" (seconds), "1m" -> nanoseconds
+  std::optional<uint64_t> duration(const std::string &name) const;
+};
+
+// Splits a command line into words; quotes (' and ") group, backslash escapes.
+std::vector<std::string> splitWords(std::string_view line);
+
+ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
+                           const std::vector<std::string> &words);
+
+std::string helpOverview(const std::vector<SubcommandSpec> &specs);
+std::string helpFor(const SubcommandSpec &spec);
+
+} // namespace strobe

@@ -1,0 +1,37 @@
+// One strobe instance inside one debugger: parses and runs every `strobe ...` command and decides,
+// at each stop while sampling is armed, whether the stop was strobe's own.
+#pragma once
+
+#include "capture/Capture.h"
+#include "target/Target.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace strobe {
+
+class Sampler;
+
+class Session {
+public:
+  // `target` may be null (strobe-report: offline reports only).
+  explicit Session(Target *target, std::string debuggerName);
+  ~Session();
+
+  // Runs one `strobe` command line (without the word "strobe"). Output and errors go to `out`;
+  // returns false when the command failed (the text then holds a one-line "error: ..." message).
+  bool execute(std::string_view args, std::string &out);
+
+  // Called by the front-end for every stop while armed (see Target::arm), on the debugger's thread.
+  Verdict onStop(const StopEvent &event);
+
+  // The signal strobe stops the inferior with: a real-time signal programs rarely use.
+  static int sampleSignal();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace strobe

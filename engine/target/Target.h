@@ -1,0 +1,90 @@
+// The Target port: the only way the engine touches a debugger. lldb-plugin/ and gdb-ext/ each
+// implement it once; tests implement it with a fake.
+#pragma once
+
+#include "target/Isa.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strobe {
+
+struct ThreadSnapshot {
+  uint64_t tid = 0;
+  std::vector<uint64_t> regs;  // in registerTable(isa).regs order; missing registers read as 0
+  std::vector<uint64_t> stack; // stack[0] = pc, stack[1] = caller's return address, ...
+};
+
+struct ModuleInfo {
+  std::string path;
+  std::string buildId; // hex, empty when unknown
+  uint64_t start = 0;  // lowest mapped address
+  uint64_t end = 0;    // one past the highest mapped address
+  uint64_t bias = 0;   // load address - link-time address
+};
+
+struct SymbolInfo {
+  std::string function; // empty when nothing covers the address
+  uint64_t start = 0;   // function entry (runtime address); 0 when unknown
+  uint64_t size = 0;    // 0 when unknown
+  std::string file;     // source file, empty without line info
+  uint32_t line = 0;
+  std::vector<std::string> inlined; // innermost first, when debug info records inlining
+};
+
+// Why the inferior stopped, as the front-end saw it.
+struct StopEvent {
+  enum class Kind { Signal, Breakpoint, Exited, Other } kind = Kind::Other;
+  uint64_t tid = 0;
+  int signo = 0;           // Kind::Signal
+  int exitCode = 0;        // Kind::Exited (negative: killed by signal -exitCode)
+  std::string description; // the debugger's own words for the stop
+};
+
+enum class Verdict { Resume, HandToUser };
+
+// Owned by the engine while sampling is armed; its destructor undoes every setting the front-end
+// changed (signal handling, catchpoints, hooks, threads). `keepSignalSilent` asks the destructor to
+// leave the sample signal silently discarded because one may still be pending in the kernel.
+class Arming {
+public:
+  virtual ~Arming() = default;
+  virtual void keepSignalSilent() = 0;
+};
+
+class Session;
+
+class Target {
+public:
+  virtual ~Target() = default;
+
+  // --- inspection (called only while the inferior is stopped) ---
+  virtual bool hasProcess() = 0;
+  virtual Isa isa() = 0;
+  virtual int pid() = 0;
+  // The host that runs the debugger can see and signal the inferior (local or localhost remote).
+  virtual bool isHostProcess() = 0;
+  virtual std::vector<uint64_t> threads() = 0;
+  virtual bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) = 0;
+  virtual std::vector<ModuleInfo> modules() = 0;
+  virtual SymbolInfo symbolize(uint64_t pc) = 0;
+  virtual std::vector<uint8_t> readMemory(uint64_t addr, size_t size) = 0;
+
+  // --- control ---
+  // Make the debugger stop silently on `signo` (never passing it to the inferior) and report every
+  // stop while armed to session.onStop(); stops the session hands back reach the user as usual.
+  virtual std::unique_ptr<Arming> arm(Session &session, int signo) = 0;
+  // Resume and return once the inferior stops in a way the session hands to the user (or exits).
+  virtual StopEvent runUntilUserStop() = 0;
+  // Resume and return at once; the user keeps the prompt.
+  virtual void resumeInBackground() = 0;
+  virtual bool isRunning() = 0;
+
+  // Text for the user's console (asynchronous output where the debugger has it).
+  virtual void print(std::string_view text) = 0;
+};
+
+} // namespace strobe
