@@ -15,8 +15,8 @@ namespace strobe {
 struct Sample {
   uint64_t timeNs = 0; // since the capture started
   uint64_t tid = 0;
-  bool onCpu = true;      // the thread consumed CPU since its previous sample
-  bool inSyscall = false; // stopped inside a system call
+  bool onCpu = true;           // the thread consumed CPU since its previous sample
+  bool inSyscall = false;      // stopped inside a system call
   std::vector<uint64_t> stack; // stack[0] = pc, stack[1] = caller, ...
   std::vector<uint64_t> regs;  // registerTable(isa) order
 };
@@ -41,12 +41,12 @@ struct Capture {
   std::vector<Sample> samples; // every thread, in time order
   std::vector<ThreadInfo> threads;
   std::vector<ModuleInfo> modules;
-  std::map<uint64_t, SymbolInfo> symbols;           // every pc that a sample's stack holds
-  std::map<uint64_t, std::vector<uint8_t>> code;    // function start -> its bytes (annotate)
-  std::map<uint64_t, SymbolInfo> instructionLines;  // each instruction of a coded function
-  uint64_t stops = 0;                               // stops the capture made
-  uint64_t durationNs = 0;                          // wall time the capture ran
-  std::string endReason;                            // how the capture ended, in words
+  std::map<uint64_t, SymbolInfo> symbols;          // every pc that a sample's stack holds
+  std::map<uint64_t, std::vector<uint8_t>> code;   // function start -> its bytes (annotate)
+  std::map<uint64_t, SymbolInfo> instructionLines; // each instruction of a coded function
+  uint64_t stops = 0;                              // stops the capture made
+  uint64_t durationNs = 0;                         // wall time the capture ran
+  std::string endReason;                           // how the capture ended, in words
 
   // The module whose mapping covers `addr`, if any.
   const ModuleInfo *moduleFor(uint64_t addr) const;

@@ -27,8 +27,8 @@ struct SubcommandSpec {
   std::string positionals; // usage text of positional arguments: "FILE", "[FUNCTION]"
   size_t minPositionals = 0;
   size_t maxPositionals = 0;
-  std::string summary;     // one line
-  std::string details;     // paragraphs for `strobe help NAME`
+  std::string summary; // one line
+  std::string details; // paragraphs for `strobe help NAME`
   std::vector<OptionSpec> options;
 };
 

@@ -44,7 +44,10 @@ struct StopEvent {
   std::string description; // the debugger's own words for the stop
 };
 
-enum class Verdict { Resume, HandToUser };
+// Resume: strobe's own sample stop, continue at once. StopQuietly: strobe's own stop that ends a
+// blocking capture; the inferior stays stopped and the debugger's stop text is not shown.
+// HandToUser: anything strobe did not cause; it reaches the user exactly as without strobe.
+enum class Verdict { Resume, StopQuietly, HandToUser };
 
 // Owned by the engine while sampling is armed; its destructor undoes every setting the front-end
 // changed (signal handling, catchpoints, hooks, threads). `keepSignalSilent` asks the destructor to
@@ -76,6 +79,8 @@ public:
   // --- control ---
   // Make the debugger stop silently on `signo` (never passing it to the inferior) and report every
   // stop while armed to session.onStop(); stops the session hands back reach the user as usual.
+  // onStop() may destroy the returned Arming before it returns (a capture ends at the user's
+  // breakpoint, a crash or an exit), so its destructor must be safe inside the stop callback.
   virtual std::unique_ptr<Arming> arm(Session &session, int signo) = 0;
   // Resume and return once the inferior stops in a way the session hands to the user (or exits).
   virtual StopEvent runUntilUserStop() = 0;

@@ -1,0 +1,41 @@
+// Takes one sample of every thread at a stop, through the Target port, and keeps the capture's
+// module and symbol tables current so that a capture ending at an exit or a crash still symbolizes.
+#pragma once
+
+#include "capture/Capture.h"
+#include "target/Target.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+
+namespace strobe {
+
+class Sampler {
+public:
+  Sampler(Target &target, Capture &capture, unsigned stackDepth);
+
+  // Reads every thread and appends one Sample per thread. Returns the number of threads read.
+  size_t sampleAllThreads(uint64_t timeNs);
+  // Symbolizes the pcs seen since the last call and captures the code of newly seen functions.
+  void symbolizePending();
+  void refreshModules();
+  bool modulesStale() const { return modulesStale_; }
+
+private:
+  bool onCpu(uint64_t tid, bool inSyscall);
+  void noteThread(uint64_t tid);
+  void captureFunctionCode(const SymbolInfo &symbol);
+
+  Target &target_;
+  Capture &capture_;
+  unsigned stackDepth_;
+  bool hostProcess_;
+  bool modulesStale_ = true;
+  ThreadSnapshot snapshot_;
+  std::set<uint64_t> pendingPcs_;      // frame 0 pcs to symbolize
+  std::set<uint64_t> pendingReturns_;  // return addresses, symbolized at address - 1
+  std::map<uint64_t, uint64_t> cpuNs_; // tid -> on-CPU time at its previous sample
+};
+
+} // namespace strobe

@@ -1,0 +1,80 @@
+#include "capture/SignalTimer.h"
+
+#include <cerrno>
+#include <chrono>
+#include <random>
+#include <signal.h>
+
+namespace strobe {
+
+uint64_t monotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+SignalTimer::SignalTimer(Config config) : config_(config), thread_([this] { run(); }) {}
+
+SignalTimer::~SignalTimer() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+std::optional<uint64_t> SignalTimer::acknowledge() {
+  std::lock_guard lock(mutex_);
+  if (!inFlight_)
+    return std::nullopt;
+  inFlight_ = false;
+  wake_.notify_all();
+  return monotonicNs() - sentAtNs_;
+}
+
+bool SignalTimer::inFlight() const {
+  std::lock_guard lock(mutex_);
+  return inFlight_;
+}
+
+bool SignalTimer::finalRequested() const {
+  std::lock_guard lock(mutex_);
+  return final_;
+}
+
+bool SignalTimer::targetGone() const {
+  std::lock_guard lock(mutex_);
+  return gone_;
+}
+
+uint64_t SignalTimer::signalsSent() const {
+  std::lock_guard lock(mutex_);
+  return sent_;
+}
+
+void SignalTimer::run() {
+  std::mt19937_64 random(config_.pid ^ monotonicNs());
+  std::uniform_real_distribution<double> spread(1.0 - config_.jitter, 1.0 + config_.jitter);
+  const uint64_t start = monotonicNs();
+  std::unique_lock lock(mutex_);
+  while (!stop_ && !gone_ && !final_) {
+    wake_.wait(lock, [this] { return stop_ || !inFlight_; });
+    auto period = std::chrono::nanoseconds(
+        static_cast<uint64_t>(static_cast<double>(config_.periodNs) * spread(random)));
+    if (wake_.wait_for(lock, period, [this] { return stop_; }))
+      break;
+    if (config_.durationNs && monotonicNs() - start >= *config_.durationNs)
+      final_ = true;
+    // Process-directed: the kernel picks a live thread, so threads exiting never lose a tick.
+    if (::kill(config_.pid, config_.signo) != 0) {
+      gone_ = errno == ESRCH;
+      continue;
+    }
+    inFlight_ = true;
+    ++sent_;
+    sentAtNs_ = monotonicNs();
+  }
+}
+
+} // namespace strobe

@@ -1,0 +1,214 @@
+#include "command/CommandLine.h"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace strobe {
+
+std::string ParsedCommand::get(const std::string &name, std::string fallback) const {
+  auto it = values.find(name);
+  return it == values.end() ? fallback : it->second;
+}
+
+double ParsedCommand::number(const std::string &name, double fallback, double min,
+                             double max) const {
+  auto it = values.find(name);
+  if (it == values.end())
+    return fallback;
+  const std::string &text = it->second;
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+    throw UsageError(fmt::format("--{} expects a number, not '{}'", name, text));
+  if (value < min || value > max)
+    throw UsageError(fmt::format("--{} must be between {} and {}", name, min, max));
+  return value;
+}
+
+std::optional<uint64_t> ParsedCommand::duration(const std::string &name) const {
+  auto it = values.find(name);
+  if (it == values.end())
+    return std::nullopt;
+  const std::string &text = it->second;
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit(end, text.data() + text.size() - end);
+  double scale = unit == "" || unit == "s"      ? 1e9
+                 : unit == "ms"                 ? 1e6
+                 : unit == "us"                 ? 1e3
+                 : unit == "m" || unit == "min" ? 60e9
+                                                : -1;
+  if (ec != std::errc() || scale < 0 || !(value > 0) || !std::isfinite(value))
+    throw UsageError(fmt::format(
+        "--{} expects a positive duration such as 5, 2.5s, 500ms or 1m, not '{}'", name, text));
+  return static_cast<uint64_t>(value * scale);
+}
+
+std::vector<std::string> splitWords(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool inWord = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < line.size())
+        word += line[++i];
+      else
+        word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      inWord = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      inWord = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (inWord)
+        words.push_back(std::move(word));
+      word.clear();
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote)
+    throw UsageError("unterminated quote in the command line");
+  if (inWord)
+    words.push_back(std::move(word));
+  return words;
+}
+
+namespace {
+
+const OptionSpec *findLong(const SubcommandSpec &spec, std::string_view name) {
+  for (const OptionSpec &o : spec.options)
+    if (o.name == name)
+      return &o;
+  return nullptr;
+}
+
+const OptionSpec *findShort(const SubcommandSpec &spec, char name) {
+  for (const OptionSpec &o : spec.options)
+    if (o.shortName && o.shortName == name)
+      return &o;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string> &items, std::string_view sep) {
+  std::string out;
+  for (const std::string &item : items)
+    out += (out.empty() ? "" : std::string(sep)) + item;
+  return out;
+}
+
+void storeValue(ParsedCommand &cmd, const OptionSpec &opt, std::string value) {
+  if (!opt.choices.empty()) {
+    bool known = false;
+    for (const std::string &c : opt.choices)
+      known = known || c == value;
+    if (!known)
+      throw UsageError(fmt::format("--{} must be one of {}, not '{}'", opt.name,
+                                   join(opt.choices, ", "), value));
+  }
+  cmd.values[opt.name] = std::move(value);
+}
+
+} // namespace
+
+ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
+                           const std::vector<std::string> &words) {
+  if (words.empty())
+    throw UsageError("missing subcommand; try 'strobe help'");
+  ParsedCommand cmd;
+  for (const SubcommandSpec &s : specs)
+    if (s.name == words[0])
+      cmd.spec = &s;
+  if (!cmd.spec)
+    throw UsageError(fmt::format("unknown subcommand '{}'; try 'strobe help'", words[0]));
+  const SubcommandSpec &spec = *cmd.spec;
+  bool optionsEnded = false;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string &w = words[i];
+    if (optionsEnded || w.size() < 2 || w[0] != '-' || (w[1] >= '0' && w[1] <= '9')) {
+      cmd.positionals.push_back(w);
+      continue;
+    }
+    if (w == "--") {
+      optionsEnded = true;
+      continue;
+    }
+    const OptionSpec *opt = nullptr;
+    std::optional<std::string> inlineValue;
+    if (w[1] == '-') {
+      std::string name = w.substr(2);
+      if (size_t eq = name.find('='); eq != std::string::npos) {
+        inlineValue = name.substr(eq + 1);
+        name.resize(eq);
+      }
+      opt = findLong(spec, name);
+      if (!opt)
+        throw UsageError(fmt::format("'strobe {}' has no option --{}; try 'strobe help {}'",
+                                     spec.name, name, spec.name));
+    } else {
+      opt = findShort(spec, w[1]);
+      if (!opt)
+        throw UsageError(fmt::format("'strobe {}' has no option -{}; try 'strobe help {}'",
+                                     spec.name, w[1], spec.name));
+      if (w.size() > 2)
+        inlineValue = w.substr(2);
+    }
+    if (opt->valueName.empty()) {
+      if (inlineValue)
+        throw UsageError(fmt::format("--{} takes no value", opt->name));
+      cmd.values[opt->name] = "";
+    } else if (inlineValue) {
+      storeValue(cmd, *opt, *inlineValue);
+    } else {
+      if (i + 1 >= words.size())
+        throw UsageError(fmt::format("--{} needs a value ({})", opt->name, opt->valueName));
+      storeValue(cmd, *opt, words[++i]);
+    }
+  }
+  if (cmd.positionals.size() < spec.minPositionals)
+    throw UsageError(fmt::format("'strobe {}' needs {}; usage: strobe {} {}", spec.name,
+                                 spec.positionals, spec.name, spec.positionals));
+  if (cmd.positionals.size() > spec.maxPositionals)
+    throw UsageError(fmt::format("'strobe {}' does not take '{}'; try 'strobe help {}'", spec.name,
+                                 cmd.positionals[spec.maxPositionals], spec.name));
+  return cmd;
+}
+
+std::string helpOverview(const std::vector<SubcommandSpec> &specs) {
+  std::string out = "strobe: a sampling tracer inside your debugger\n\nUsage: strobe SUBCOMMAND "
+                    "[OPTIONS]\n\nSubcommands:\n";
+  for (const SubcommandSpec &s : specs)
+    out += fmt::format("  {:<10} {}\n", s.name, s.summary);
+  out += "\n'strobe help SUBCOMMAND' describes one subcommand and its options.\n";
+  return out;
+}
+
+std::string helpFor(const SubcommandSpec &spec) {
+  std::string out = fmt::format("strobe {}: {}\n\nUsage: strobe {}{}{}\n", spec.name, spec.summary,
+                                spec.name, spec.options.empty() ? "" : " [OPTIONS]",
+                                spec.positionals.empty() ? "" : " " + spec.positionals);
+  if (!spec.details.empty())
+    out += "\n" + spec.details + "\n";
+  if (!spec.options.empty()) {
+    out += "\nOptions:\n";
+    for (const OptionSpec &o : spec.options) {
+      std::string flag = (o.shortName ? fmt::format("-{}, ", o.shortName) : std::string("    ")) +
+                         "--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName);
+      std::string help = o.help;
+      if (!o.choices.empty())
+        help += " (" + join(o.choices, "|") + ")";
+      out += fmt::format("  {:<26} {}\n", flag, help);
+    }
+  }
+  return out;
+}
+
+} // namespace strobe

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what strobe needs on Debian 12 (only what is missing; apt-get as root) and builds it
+# into ${STROBE_BUILD_DIR:-build}. Extra arguments go to cmake's configure step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config lldb-19 liblldb-19-dev python3-lldb-19 gdb
+  gdbserver libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libcapstone-dev pybind11-dev
+  python3-dev linux-perf heaptrack)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+fi
+
+build="${STROBE_BUILD_DIR:-build}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cmake --build "$build"

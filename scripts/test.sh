@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds with warnings as errors, runs ctest
+# (unit tests against a fake Target, integration tests driving the real lldb-19 and gdb).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh -DSTROBE_WERROR=ON
+cd "${STROBE_BUILD_DIR:-build}"
+ctest --output-on-failure --timeout 600 -j2

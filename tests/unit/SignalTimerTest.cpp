@@ -1,0 +1,83 @@
+#include "capture/SignalTimer.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace strobe;
+
+namespace {
+
+std::atomic<int> received{0};
+void onSignal(int) { received++; }
+
+struct SignalCatcher {
+  int signo;
+  struct sigaction previous {};
+  explicit SignalCatcher(int s) : signo(s) {
+    struct sigaction action {};
+    action.sa_handler = onSignal;
+    sigaction(signo, &action, &previous);
+    received = 0;
+  }
+  ~SignalCatcher() { sigaction(signo, &previous, nullptr); }
+};
+
+void waitFor(const std::function<bool()> &done) {
+  for (int i = 0; i < 400 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+} // namespace
+
+TEST(SignalTimer, KeepsOneSignalInFlightUntilAcknowledged) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo);
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt});
+  waitFor([&] { return timer.inFlight(); });
+  ASSERT_TRUE(timer.inFlight());
+  // Without an acknowledgement nothing more is sent, however long we wait.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(timer.signalsSent(), 1u);
+  EXPECT_TRUE(timer.acknowledge().has_value());
+  EXPECT_FALSE(timer.acknowledge().has_value()); // a second stop for the same signal is stray
+  waitFor([&] { return timer.signalsSent() == 2; });
+  EXPECT_EQ(timer.signalsSent(), 2u);
+  waitFor([&] { return received.load() >= 2; });
+  EXPECT_EQ(received.load(), 2);
+}
+
+TEST(SignalTimer, DurationMarksTheLastSignalFinal) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo);
+  SignalTimer timer({getpid(), signo, 2'000'000, 0.1, 20'000'000});
+  while (!timer.finalRequested()) {
+    waitFor([&] { return timer.inFlight(); });
+    if (!timer.finalRequested())
+      timer.acknowledge();
+  }
+  // 20 ms at 2 ms per period: about ten signals, never dozens.
+  EXPECT_GE(timer.signalsSent(), 5u);
+  EXPECT_LE(timer.signalsSent(), 12u);
+  uint64_t sent = timer.signalsSent();
+  timer.acknowledge();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(timer.signalsSent(), sent);
+}
+
+TEST(SignalTimer, NoticesTheTargetIsGone) {
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  SignalTimer timer({child, SIGRTMAX - 1, 1'000'000, 0.1, std::nullopt});
+  waitFor([&] { return timer.targetGone(); });
+  EXPECT_TRUE(timer.targetGone());
+  EXPECT_EQ(timer.signalsSent(), 0u);
+}
