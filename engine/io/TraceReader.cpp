@@ -1,0 +1,307 @@
+#include "codec/PlainCodec.h"
+#include "io/Crc32.h"
+#include "io/TraceFile.h"
+#include "strobe.pb.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+namespace strobe {
+namespace {
+
+using Bytes = std::span<const uint8_t>;
+
+Bytes asBytes(const std::string &s) {
+  return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+uint32_t readLe32(const std::string &s, size_t at) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i)
+    value |= uint32_t{static_cast<uint8_t>(s[at + i])} << (8 * i);
+  return value;
+}
+
+class File {
+public:
+  explicit File(const std::string &path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
+    if (!file_)
+      throw TraceError("cannot open " + path + ": " + std::strerror(errno));
+  }
+  ~File() { std::fclose(file_); }
+  File(const File &) = delete;
+  File &operator=(const File &) = delete;
+
+  // Reads up to `size` bytes into `out`; fewer only at the end of the file. Grows `out` as bytes
+  // arrive, so a corrupt length cannot make it allocate more than the file holds.
+  void read(size_t size, std::string &out) {
+    constexpr size_t kStep = 1 << 20;
+    out.clear();
+    while (out.size() < size) {
+      const size_t have = out.size();
+      const size_t want = std::min(size - have, kStep);
+      out.resize(have + want);
+      const size_t got = std::fread(out.data() + have, 1, want, file_);
+      out.resize(have + got);
+      if (got < want) {
+        if (std::ferror(file_))
+          throw TraceError("cannot read " + path_ + ": " + std::strerror(errno));
+        return;
+      }
+    }
+  }
+
+private:
+  std::string path_;
+  FILE *file_;
+};
+
+// Decodes the chunks in file order into a Capture; each apply*() returns why a chunk is unusable,
+// or nothing.
+class Loader {
+public:
+  explicit Loader(std::string path) : path_(std::move(path)) {}
+
+  LoadedTrace load() {
+    File file(path_);
+    std::string magic;
+    file.read(kTraceMagic.size() + 1, magic);
+    if (magic.size() <= kTraceMagic.size() || !magic.starts_with(kTraceMagic))
+      throw TraceError(path_ + " is not a strobe trace file");
+    const unsigned version = static_cast<uint8_t>(magic.back());
+    if (version != kTraceFormatVersion)
+      throw TraceError(path_ + " is a strobe trace of format version " + std::to_string(version) +
+                       "; this strobe reads version " + std::to_string(kTraceFormatVersion));
+    const std::optional<std::string> problem = readChunks(file, magic.size());
+    if (!header_)
+      throw TraceError(
+          path_ + ": " +
+          problem.value_or("truncated after " + std::to_string(magic.size()) + " bytes (chunk 0)") +
+          "; no header to load");
+    return finish(problem);
+  }
+
+private:
+  // Applies chunks until the end of the file or the first unusable one, and says why it stopped
+  // early, if it did.
+  std::optional<std::string> readChunks(File &file, uint64_t offset) {
+    std::string prefix, body;
+    for (unsigned index = 0;; ++index) {
+      file.read(8, prefix);
+      if (prefix.empty())
+        return std::nullopt;
+      body.clear();
+      if (prefix.size() == 8)
+        file.read(readLe32(prefix, 0), body);
+      if (prefix.size() < 8 || body.size() < readLe32(prefix, 0))
+        return "truncated after " + std::to_string(offset + prefix.size() + body.size()) +
+               " bytes (chunk " + std::to_string(index) + ")";
+      if (auto problem = applyChunk(body, readLe32(prefix, 4)))
+        return "corrupt chunk " + std::to_string(index) + " at byte " + std::to_string(offset) +
+               " (" + *problem + ")";
+      offset += prefix.size() + body.size();
+    }
+  }
+
+  std::optional<std::string> applyChunk(const std::string &bytes, uint32_t crc) {
+    if (crc32(asBytes(bytes)) != crc)
+      return "CRC mismatch";
+    pb::Chunk chunk;
+    if (!chunk.ParseFromString(bytes))
+      return "not a valid chunk";
+    if (!header_ && !chunk.has_header())
+      return "the first chunk is not a header";
+    switch (chunk.body_case()) {
+    case pb::Chunk::kHeader:
+      if (header_)
+        return "a second header";
+      applyHeader(chunk.header());
+      return std::nullopt;
+    case pb::Chunk::kSamples:
+      return applySamples(chunk.samples());
+    case pb::Chunk::kThreads:
+      for (const pb::Thread &thread : chunk.threads().threads())
+        applyThread(thread);
+      return std::nullopt;
+    case pb::Chunk::kModules:
+      for (const pb::Module &m : chunk.modules().modules())
+        capture_.modules.push_back({m.path(), m.build_id(), m.start(), m.end(), m.bias()});
+      return std::nullopt;
+    case pb::Chunk::kSymbols:
+      return applySymbolTable(chunk.symbols(), capture_.symbols);
+    case pb::Chunk::kCode:
+      for (const pb::Function &f : chunk.code().functions())
+        capture_.code[f.start()].assign(f.code().begin(), f.code().end());
+      return std::nullopt;
+    case pb::Chunk::kInstructionLines:
+      return applySymbolTable(chunk.instruction_lines(), capture_.instructionLines);
+    case pb::Chunk::kEnd:
+      capture_.stops = chunk.end().stops();
+      capture_.durationNs = chunk.end().duration_ns();
+      capture_.endReason = chunk.end().end_reason();
+      ended_ = true;
+      return std::nullopt;
+    case pb::Chunk::BODY_NOT_SET:
+      return std::nullopt; // a chunk kind newer than this reader
+    }
+    return std::nullopt;
+  }
+
+  void applyThread(const pb::Thread &thread) {
+    auto [it, added] = threadIndex_.try_emplace(thread.tid(), capture_.threads.size());
+    if (added)
+      capture_.threads.push_back({thread.tid(), thread.name()});
+    else
+      capture_.threads[it->second].name = thread.name();
+  }
+
+  void applyHeader(const pb::Header &h) {
+    const std::optional<Isa> isa = isaFromName(h.isa());
+    if (!isa)
+      throw TraceError(path_ + " records the unknown ISA '" + h.isa() + "'");
+    if (h.codec() != PlainCodec::kName || h.codec_version() != PlainCodec::kVersion)
+      throw TraceError(path_ + " uses register codec '" + h.codec() + "' version " +
+                       std::to_string(h.codec_version()) + ", which this strobe cannot read");
+    try {
+      codec_ = std::make_unique<PlainCodec>(h.registers_size());
+    } catch (const std::invalid_argument &e) {
+      throw TraceError(path_ + ": " + e.what());
+    }
+    CaptureHeader &header = capture_.header;
+    header.isa = *isa;
+    header.pid = h.pid();
+    header.program = h.program();
+    header.debugger = h.debugger();
+    header.periodNs = h.period_ns();
+    header.stackDepth = h.stack_depth();
+    header.startUnixNs = h.start_unix_ns();
+    header_ = true;
+    mapRegisters(h);
+  }
+
+  // Places the file's registers by name when its table differs from this strobe's.
+  void mapRegisters(const pb::Header &h) {
+    const RegisterTable &table = registerTable(capture_.header.isa);
+    if (std::equal(h.registers().begin(), h.registers().end(), table.regs.begin(),
+                   table.regs.end()))
+      return;
+    remap_ = true;
+    tableSize_ = table.regs.size();
+    std::string dropped;
+    for (const std::string &name : h.registers()) {
+      auto it = std::find(table.regs.begin(), table.regs.end(), name);
+      registerPlace_.push_back(
+          it == table.regs.end() ? std::nullopt : std::optional<size_t>(it - table.regs.begin()));
+      if (it == table.regs.end())
+        dropped += (dropped.empty() ? "" : ", ") + name;
+    }
+    if (!dropped.empty())
+      warnings_.push_back(path_ + ": registers not in this strobe's " + std::string(table.name) +
+                          " table were dropped: " + dropped);
+  }
+
+  std::optional<std::string> applySamples(const pb::SampleBatch &batch) {
+    std::vector<Sample> decoded;
+    Bytes in = asBytes(batch.data());
+    codec_->reset();
+    uint64_t time = 0;
+    std::vector<uint64_t> stack;
+    while (!in.empty()) {
+      Sample &sample = decoded.emplace_back();
+      sample.tid = batch.tid();
+      uint64_t delta = 0, head = 0;
+      if (!getVarint(in, delta) || !getVarint(in, head) || (head >> 3) > in.size())
+        return "bad sample data";
+      time += static_cast<uint64_t>(unzigzag(delta));
+      sample.timeNs = time;
+      sample.onCpu = head & 1;
+      sample.inSyscall = head & 2;
+      stack.resize(head >> 3);
+      for (uint64_t &pc : stack) {
+        if (!getVarint(in, delta))
+          return "bad sample data";
+        pc += static_cast<uint64_t>(unzigzag(delta));
+      }
+      sample.stack = stack;
+      if ((head & 4) && !decodeRegisters(in, sample.regs))
+        return "bad register data";
+    }
+    std::move(decoded.begin(), decoded.end(), std::back_inserter(samples_));
+    return std::nullopt;
+  }
+
+  bool decodeRegisters(Bytes &in, std::vector<uint64_t> &regs) {
+    if (!remap_)
+      return codec_->decode(in, regs);
+    if (!codec_->decode(in, fileRegs_))
+      return false;
+    regs.assign(tableSize_, 0);
+    for (size_t i = 0; i < fileRegs_.size(); ++i)
+      if (registerPlace_[i])
+        regs[*registerPlace_[i]] = fileRegs_[i];
+    return true;
+  }
+
+  static std::optional<std::string> applySymbolTable(const pb::SymbolTable &table,
+                                                     std::map<uint64_t, SymbolInfo> &out) {
+    const auto &strings = table.strings();
+    auto valid = [&](uint32_t index) { return index < static_cast<uint32_t>(strings.size()); };
+    std::map<uint64_t, SymbolInfo> decoded;
+    uint64_t pc = 0;
+    for (const pb::Symbol &s : table.symbols()) {
+      if (!valid(s.function()) || !valid(s.file()) ||
+          !std::all_of(s.inlined().begin(), s.inlined().end(), valid))
+        return "bad string index";
+      pc += s.pc_delta();
+      SymbolInfo &info = decoded[pc];
+      info.function = strings[s.function()];
+      info.start = s.start();
+      info.size = s.size();
+      info.file = strings[s.file()];
+      info.line = s.line();
+      for (uint32_t index : s.inlined())
+        info.inlined.push_back(strings[index]);
+    }
+    for (auto &[at, info] : decoded)
+      out.insert_or_assign(at, std::move(info));
+    return std::nullopt;
+  }
+
+  LoadedTrace finish(const std::optional<std::string> &problem) {
+    std::stable_sort(samples_.begin(), samples_.end(), [](const Sample &a, const Sample &b) {
+      return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.tid < b.tid;
+    });
+    capture_.samples = std::move(samples_);
+    if (problem)
+      warnings_.push_back(path_ + ": " + *problem + "; kept the " +
+                          std::to_string(capture_.samples.size()) + " samples before it");
+    if (!ended_)
+      warnings_.push_back(path_ + ": the capture did not finish (no end chunk); modules and "
+                                  "symbols may be missing");
+    return {std::move(capture_), std::move(warnings_)};
+  }
+
+  std::string path_;
+  Capture capture_;
+  std::vector<std::string> warnings_;
+  std::vector<Sample> samples_;                      // in file order; sorted by time at the end
+  std::unordered_map<uint64_t, size_t> threadIndex_; // into capture_.threads
+  bool header_ = false;
+  bool ended_ = false;
+  std::unique_ptr<RegisterCodec> codec_;
+  // Set when the file's register table differs from this strobe's: where each file register goes.
+  bool remap_ = false;
+  std::vector<std::optional<size_t>> registerPlace_;
+  size_t tableSize_ = 0;
+  std::vector<uint64_t> fileRegs_;
+};
+
+} // namespace
+
+LoadedTrace loadCapture(const std::string &path) { return Loader(path).load(); }
+
+} // namespace strobe

@@ -1,0 +1,285 @@
+#include "codec/PlainCodec.h"
+#include "io/Crc32.h"
+#include "io/TraceFile.h"
+#include "strobe.pb.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace strobe {
+namespace {
+
+// Large enough that the chunk prefix and keyframe cost little, small enough that a crash between
+// flushes loses little.
+constexpr size_t kBatchBytes = 64 * 1024;
+
+// One thread's batch in progress.
+struct ThreadStream {
+  std::unique_ptr<RegisterCodec> codec;
+  std::vector<uint8_t> data;
+  uint64_t previousTime = 0;
+  std::vector<uint64_t> previousStack;
+};
+
+void encodeSample(const Sample &sample, ThreadStream &stream) {
+  std::vector<uint8_t> &out = stream.data;
+  putVarint(zigzag(static_cast<int64_t>(sample.timeNs - stream.previousTime)), out);
+  const bool hasRegisters = !sample.regs.empty();
+  putVarint(uint64_t{sample.onCpu} | uint64_t{sample.inSyscall} << 1 | uint64_t{hasRegisters} << 2 |
+                uint64_t{sample.stack.size()} << 3,
+            out);
+  for (size_t i = 0; i < sample.stack.size(); ++i) {
+    const uint64_t previous = i < stream.previousStack.size() ? stream.previousStack[i] : 0;
+    putVarint(zigzag(static_cast<int64_t>(sample.stack[i] - previous)), out);
+  }
+  if (hasRegisters)
+    stream.codec->encode(sample.regs, out);
+  stream.previousTime = sample.timeNs;
+  stream.previousStack = sample.stack;
+}
+
+void fillSymbolTable(const std::map<uint64_t, SymbolInfo> &symbols, pb::SymbolTable &table) {
+  std::unordered_map<std::string, uint32_t> indexOf;
+  auto intern = [&](const std::string &s) {
+    auto [it, added] = indexOf.try_emplace(s, static_cast<uint32_t>(table.strings_size()));
+    if (added)
+      table.add_strings(s);
+    return it->second;
+  };
+  intern("");
+  uint64_t previousPc = 0;
+  for (const auto &[pc, info] : symbols) {
+    pb::Symbol &symbol = *table.add_symbols();
+    symbol.set_pc_delta(pc - previousPc);
+    symbol.set_function(intern(info.function));
+    symbol.set_start(info.start);
+    symbol.set_size(info.size);
+    symbol.set_file(intern(info.file));
+    symbol.set_line(info.line);
+    for (const std::string &name : info.inlined)
+      symbol.add_inlined(intern(name));
+    previousPc = pc;
+  }
+}
+
+} // namespace
+
+struct TraceWriter::Impl {
+  std::string path;
+  FILE *file = nullptr;
+  size_t registerCount = 0;
+  bool headerWritten = false;
+  bool ended = false;
+  std::map<uint64_t, ThreadStream> streams;
+
+  [[noreturn]] void fail(int error) const {
+    throw TraceError("cannot write " + path + ": " + std::strerror(error));
+  }
+
+  // Writing out of order is a bug in the caller, not a file problem.
+  void requireState(const char *what, bool needsHeader) const {
+    const char *problem = !file ? " after close"
+                          : headerWritten != needsHeader
+                              ? (needsHeader ? " before writeHeader" : " twice")
+                          : ended ? " after writeEnd"
+                                  : nullptr;
+    if (problem)
+      throw std::logic_error(std::string("TraceWriter::") + what + problem);
+  }
+
+  void writeBytes(const void *bytes, size_t size) {
+    if (std::fwrite(bytes, 1, size, file) != size)
+      fail(errno);
+  }
+
+  void writeChunk(const pb::Chunk &chunk) {
+    const std::string bytes = chunk.SerializeAsString();
+    const uint32_t crc = crc32({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
+    const uint32_t length = static_cast<uint32_t>(bytes.size());
+    uint8_t prefix[8];
+    for (int i = 0; i < 4; ++i) {
+      prefix[i] = static_cast<uint8_t>(length >> (8 * i));
+      prefix[4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    }
+    writeBytes(prefix, sizeof prefix);
+    writeBytes(bytes.data(), bytes.size());
+  }
+
+  void writeBatch(uint64_t tid, ThreadStream &stream) {
+    if (stream.data.empty())
+      return;
+    pb::Chunk chunk;
+    chunk.mutable_samples()->set_tid(tid);
+    chunk.mutable_samples()->set_data(stream.data.data(), stream.data.size());
+    writeChunk(chunk);
+    stream.data.clear();
+    stream.previousTime = 0;
+    stream.previousStack.clear();
+    stream.codec->reset();
+  }
+
+  void writePendingBatches() {
+    for (auto &[tid, stream] : streams)
+      writeBatch(tid, stream);
+  }
+};
+
+TraceWriter::TraceWriter(const std::string &path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->file = std::fopen(path.c_str(), "wb");
+  if (!impl_->file)
+    throw TraceError("cannot create " + path + ": " + std::strerror(errno));
+  impl_->writeBytes(kTraceMagic.data(), kTraceMagic.size());
+  impl_->writeBytes(&kTraceFormatVersion, 1);
+}
+
+TraceWriter::~TraceWriter() {
+  if (!impl_->file)
+    return;
+  try {
+    flush();
+  } catch (const TraceError &) {
+    // Nothing to tell from a destructor; close() is the way to learn about failures.
+  }
+  std::fclose(impl_->file);
+}
+
+void TraceWriter::writeHeader(const CaptureHeader &header) {
+  impl_->requireState("writeHeader", false);
+  const RegisterTable &table = registerTable(header.isa);
+  pb::Chunk chunk;
+  pb::Header &h = *chunk.mutable_header();
+  h.set_isa(std::string(table.name));
+  h.set_pid(header.pid);
+  h.set_program(header.program);
+  h.set_debugger(header.debugger);
+  h.set_period_ns(header.periodNs);
+  h.set_stack_depth(header.stackDepth);
+  h.set_start_unix_ns(header.startUnixNs);
+  h.set_codec(std::string(PlainCodec::kName));
+  h.set_codec_version(PlainCodec::kVersion);
+  for (std::string_view name : table.regs)
+    h.add_registers(std::string(name));
+  impl_->writeChunk(chunk);
+  impl_->registerCount = table.regs.size();
+  impl_->headerWritten = true;
+}
+
+void TraceWriter::writeSamples(std::span<const Sample> samples) {
+  impl_->requireState("writeSamples", true);
+  for (const Sample &sample : samples) {
+    // Checked before any byte is added, so a bad sample cannot leave a half-encoded batch.
+    if (!sample.regs.empty() && sample.regs.size() != impl_->registerCount)
+      throw std::invalid_argument("sample of thread " + std::to_string(sample.tid) + " has " +
+                                  std::to_string(sample.regs.size()) + " registers, expected " +
+                                  std::to_string(impl_->registerCount));
+    ThreadStream &stream = impl_->streams[sample.tid];
+    if (!stream.codec)
+      stream.codec = std::make_unique<PlainCodec>(impl_->registerCount);
+    encodeSample(sample, stream);
+    if (stream.data.size() >= kBatchBytes)
+      impl_->writeBatch(sample.tid, stream);
+  }
+}
+
+void TraceWriter::writeThreads(std::span<const ThreadInfo> threads) {
+  impl_->requireState("writeThreads", true);
+  pb::Chunk chunk;
+  for (const ThreadInfo &info : threads) {
+    pb::Thread &thread = *chunk.mutable_threads()->add_threads();
+    thread.set_tid(info.tid);
+    thread.set_name(info.name);
+  }
+  impl_->writeChunk(chunk);
+}
+
+void TraceWriter::writeEnd(const Capture &capture) {
+  impl_->requireState("writeEnd", true);
+  impl_->writePendingBatches();
+
+  pb::Chunk modules;
+  for (const ModuleInfo &info : capture.modules) {
+    pb::Module &module = *modules.mutable_modules()->add_modules();
+    module.set_path(info.path);
+    module.set_build_id(info.buildId);
+    module.set_start(info.start);
+    module.set_end(info.end);
+    module.set_bias(info.bias);
+  }
+  impl_->writeChunk(modules);
+
+  pb::Chunk symbols;
+  fillSymbolTable(capture.symbols, *symbols.mutable_symbols());
+  impl_->writeChunk(symbols);
+
+  pb::Chunk code;
+  for (const auto &[start, bytes] : capture.code) {
+    pb::Function &function = *code.mutable_code()->add_functions();
+    function.set_start(start);
+    function.set_code(bytes.data(), bytes.size());
+  }
+  impl_->writeChunk(code);
+
+  pb::Chunk lines;
+  fillSymbolTable(capture.instructionLines, *lines.mutable_instruction_lines());
+  impl_->writeChunk(lines);
+
+  writeThreads(capture.threads);
+
+  pb::Chunk end;
+  end.mutable_end()->set_stops(capture.stops);
+  end.mutable_end()->set_duration_ns(capture.durationNs);
+  end.mutable_end()->set_end_reason(capture.endReason);
+  impl_->writeChunk(end);
+  impl_->ended = true;
+  flush();
+}
+
+void TraceWriter::flush() {
+  if (!impl_->file)
+    return;
+  impl_->writePendingBatches();
+  if (std::fflush(impl_->file) != 0)
+    impl_->fail(errno);
+}
+
+void TraceWriter::close() {
+  if (!impl_->file)
+    return;
+  flush();
+  FILE *file = impl_->file;
+  impl_->file = nullptr;
+  // EINVAL: the path is a pipe or device, which has nothing to sync.
+  const bool synced = ::fsync(fileno(file)) == 0 || errno == EINVAL;
+  const int syncError = errno;
+  if (std::fclose(file) != 0)
+    impl_->fail(errno);
+  if (!synced)
+    impl_->fail(syncError);
+}
+
+void saveCapture(const std::string &path, const Capture &capture) {
+  const std::string temporary = path + ".tmp";
+  auto writer = std::make_unique<TraceWriter>(temporary); // throws before creating anything
+  try {
+    writer->writeHeader(capture.header);
+    writer->writeSamples(capture.samples);
+    writer->writeEnd(capture);
+    writer->close();
+  } catch (...) {
+    writer.reset();
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    throw TraceError("cannot save " + path + ": " + std::strerror(error));
+  }
+}
+
+} // namespace strobe

@@ -1,0 +1,116 @@
+// A scripted Target for engine tests: threads whose pcs follow a script, modules and symbols from
+// tables, and a runUntilUserStop() that delivers the timer's real signals as stops to the session.
+#pragma once
+
+#include "command/Session.h"
+#include "target/Target.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+namespace strobe::testing {
+
+// The sample signal is sent to this very process; count it instead of dying of it.
+inline std::atomic<int> signalsReceived{0};
+inline void countSignal(int) { signalsReceived++; }
+
+class FakeTarget : public Target {
+public:
+  struct Arm : Arming {
+    FakeTarget &target;
+    explicit Arm(FakeTarget &t) : target(t) { target.armed = true; }
+    ~Arm() override { target.armed = false; }
+    void keepSignalSilent() override { target.keptSilent = true; }
+  };
+
+  FakeTarget() {
+    struct sigaction action {};
+    action.sa_handler = countSignal;
+    sigaction(Session::sampleSignal(), &action, nullptr);
+  }
+
+  // Test-controlled state.
+  bool process = true;
+  bool running = false;
+  bool armed = false;
+  bool keptSilent = false;
+  std::vector<uint64_t> threadIds{1001, 1002};
+  // pc of each thread at the n-th read: script[tid][n % size]; caller is pc + 0x1000.
+  std::map<uint64_t, std::vector<uint64_t>> script;
+  std::map<uint64_t, size_t> reads;
+  std::vector<ModuleInfo> moduleTable{{"/bin/app", "abcd", 0x400000, 0x500000, 0}};
+  std::map<uint64_t, SymbolInfo> symbolTable; // by address; nearest lower entry wins
+  // After this many sample stops runUntilUserStop() reports `stopAfter` instead (e.g. a
+  // breakpoint).
+  std::optional<size_t> userStopAfter;
+  StopEvent userStop{StopEvent::Kind::Breakpoint, 1001, 0, 0, "breakpoint 1.1"};
+  std::vector<Verdict> verdicts;
+  std::string printed;
+  size_t resumedInBackground = 0;
+
+  bool hasProcess() override { return process; }
+  Isa isa() override { return Isa::X86_64; }
+  int pid() override { return getpid(); }
+  bool isHostProcess() override { return true; }
+  std::vector<uint64_t> threads() override { return threadIds; }
+  bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) override {
+    auto it = script.find(tid);
+    if (it == script.end() || it->second.empty())
+      return false;
+    uint64_t pc = it->second[reads[tid]++ % it->second.size()];
+    out.tid = tid;
+    out.regs.assign(registerTable(Isa::X86_64).regs.size(), 0);
+    out.regs[registerTable(Isa::X86_64).pc] = pc;
+    out.regs[20] = ~0ull; // orig_rax: not in a system call
+    out.stack = {pc};
+    if (depth > 1)
+      out.stack.push_back(pc + 0x1000);
+    return true;
+  }
+  std::vector<ModuleInfo> modules() override { return moduleTable; }
+  SymbolInfo symbolize(uint64_t pc) override {
+    auto it = symbolTable.upper_bound(pc);
+    if (it == symbolTable.begin())
+      return {};
+    return std::prev(it)->second;
+  }
+  std::vector<uint8_t> readMemory(uint64_t, size_t) override { return {}; }
+  std::unique_ptr<Arming> arm(Session &s, int) override {
+    session = &s;
+    return std::make_unique<Arm>(*this);
+  }
+  StopEvent runUntilUserStop() override {
+    size_t stops = 0;
+    for (;;) {
+      if (userStopAfter && stops == *userStopAfter) {
+        verdicts.push_back(session->onStop(userStop));
+        return userStop;
+      }
+      int seen = signalsReceived.load();
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (signalsReceived.load() == seen && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      StopEvent event{StopEvent::Kind::Signal, 1001, Session::sampleSignal(), 0, ""};
+      Verdict v = session->onStop(event);
+      verdicts.push_back(v);
+      ++stops;
+      if (v != Verdict::Resume)
+        return event;
+    }
+  }
+  void resumeInBackground() override {
+    ++resumedInBackground;
+    running = true;
+  }
+  bool isRunning() override { return running; }
+  void print(std::string_view text) override { printed += text; }
+
+  Session *session = nullptr;
+};
+
+} // namespace strobe::testing

@@ -1,0 +1,130 @@
+#include "FakeTarget.h"
+
+#include <gtest/gtest.h>
+
+using namespace strobe;
+using strobe::testing::FakeTarget;
+
+namespace {
+
+struct SessionTest : ::testing::Test {
+  FakeTarget target;
+  Session session{&target, "fake"};
+
+  SessionTest() {
+    target.script[1001] = {0x401010, 0x401010, 0x402020};
+    target.script[1002] = {0x402030};
+    target.symbolTable[0x401000] = {"hot", 0x401000, 0x100, "/src/app.c", 10, {}};
+    target.symbolTable[0x402000] = {"warm", 0x402000, 0x100, "/src/app.c", 20, {}};
+    target.symbolTable[0x403000] = {"caller_of_hot", 0x403000, 0x100, "/src/app.c", 30, {}};
+  }
+
+  std::string run(const std::string &line, bool expectOk = true) {
+    std::string out;
+    EXPECT_EQ(session.execute(line, out), expectOk) << line << " -> " << out;
+    return out;
+  }
+};
+
+} // namespace
+
+TEST_F(SessionTest, RecordStopsAfterTheRequestedSampleCount) {
+  std::string out = run("record --samples 5 --frequency 2000");
+  EXPECT_NE(out.find("sampling ended: 5 sample stops were taken; 10 samples of 2 threads"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(target.verdicts.size(), 5u);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(target.verdicts[i], Verdict::Resume);
+  EXPECT_EQ(target.verdicts[4], Verdict::StopQuietly);
+  EXPECT_FALSE(target.armed) << "the arming must be released when the capture ends";
+}
+
+TEST_F(SessionTest, RecordStopsAfterTheDuration) {
+  std::string out = run("record --duration 60ms --frequency 1000");
+  EXPECT_NE(out.find("the duration was reached"), std::string::npos) << out;
+  EXPECT_EQ(target.verdicts.back(), Verdict::StopQuietly);
+  // 60 ms at 1 kHz with 10 % jitter: about 60 stops; a stop costs time too, so allow fewer.
+  EXPECT_GE(target.verdicts.size(), 30u);
+  EXPECT_LE(target.verdicts.size(), 70u);
+  EXPECT_FALSE(target.armed);
+}
+
+TEST_F(SessionTest, UserBreakpointEndsTheCaptureAndReachesTheUser) {
+  target.userStopAfter = 3;
+  std::string out = run("record --frequency 2000");
+  EXPECT_EQ(target.verdicts.back(), Verdict::HandToUser);
+  EXPECT_NE(out.find("the process stopped at a breakpoint; 6 samples of 2 threads"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(target.armed);
+  EXPECT_TRUE(target.printed.empty()) << "record reports the end itself: " << target.printed;
+}
+
+TEST_F(SessionTest, ExitDuringRecordKeepsTheSamples) {
+  target.userStopAfter = 2;
+  target.userStop = {StopEvent::Kind::Exited, 0, 0, 3, "exited"};
+  std::string out = run("record --frequency 2000");
+  EXPECT_NE(out.find("the process exited with status 3; 4 samples"), std::string::npos) << out;
+  EXPECT_EQ(target.verdicts.back(), Verdict::HandToUser);
+}
+
+TEST_F(SessionTest, StartResumesInTheBackgroundAndStopKeepsTheCapture) {
+  std::string out = run("start --frequency 500");
+  EXPECT_NE(out.find("sampling pid"), std::string::npos) << out;
+  EXPECT_EQ(target.resumedInBackground, 1u);
+  EXPECT_TRUE(target.armed);
+  EXPECT_NE(run("status").find("strobe: sampling pid"), std::string::npos);
+  EXPECT_NE(run("start", false).find("error: sampling is already running"), std::string::npos);
+  target.running = false;
+  out = run("stop");
+  EXPECT_NE(out.find("sampling ended: 'strobe stop' was given"), std::string::npos) << out;
+  EXPECT_FALSE(target.armed);
+  EXPECT_NE(run("stop", false).find("error: sampling is not running"), std::string::npos);
+}
+
+TEST_F(SessionTest, StartWithNoResumeLeavesTheProcessAlone) {
+  run("start --no-resume");
+  EXPECT_EQ(target.resumedInBackground, 0u);
+  EXPECT_TRUE(target.armed);
+}
+
+TEST_F(SessionTest, ABackgroundCaptureEndedByACrashSaysSoOnTheConsole) {
+  run("start --no-resume");
+  Verdict v = session.onStop({StopEvent::Kind::Signal, 1001, SIGSEGV, 0, "SIGSEGV"});
+  EXPECT_EQ(v, Verdict::HandToUser);
+  EXPECT_FALSE(target.armed);
+  EXPECT_NE(target.printed.find("sampling ended: the process received signal 11"),
+            std::string::npos)
+      << target.printed;
+}
+
+TEST_F(SessionTest, ErrorsAreOneLineAndChangeNothing) {
+  EXPECT_EQ(run("frobnicate", false),
+            "error: unknown subcommand 'frobnicate'; try 'strobe help'\n");
+  EXPECT_EQ(run("profile", false),
+            "error: nothing captured yet; use 'strobe record', 'strobe start' or 'strobe load "
+            "FILE'\n");
+  EXPECT_EQ(run("save /tmp/x.strobe", false),
+            "error: nothing captured yet; there is nothing to save\n");
+  EXPECT_NE(run("load /nonexistent/file.strobe", false).find("error: "), std::string::npos);
+  target.process = false;
+  EXPECT_EQ(
+      run("record", false),
+      "error: no process; launch or attach to one first (strobe samples a running process)\n");
+  target.process = true;
+  target.running = true;
+  EXPECT_EQ(run("record", false),
+            "error: the process is running; interrupt it first, then start strobe\n");
+  EXPECT_FALSE(target.armed);
+}
+
+TEST_F(SessionTest, OfflineSessionRefusesCapturing) {
+  Session offline(nullptr, "strobe-report");
+  std::string out;
+  EXPECT_FALSE(offline.execute("record", out));
+  EXPECT_EQ(out, "error: 'record' needs a debugger session\n");
+  out.clear();
+  EXPECT_TRUE(offline.execute("help", out));
+  EXPECT_NE(out.find("strobe: a sampling tracer"), std::string::npos);
+}

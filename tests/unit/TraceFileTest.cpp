@@ -1,0 +1,590 @@
+#include "io/TraceFile.h"
+#include "io/Crc32.h"
+#include "strobe.pb.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <random>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace strobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+auto fields(const CaptureHeader &h) {
+  return std::tie(h.isa, h.pid, h.program, h.debugger, h.periodNs, h.stackDepth, h.startUnixNs);
+}
+auto fields(const Sample &s) {
+  return std::tie(s.timeNs, s.tid, s.onCpu, s.inSyscall, s.stack, s.regs);
+}
+auto fields(const ThreadInfo &t) { return std::tie(t.tid, t.name); }
+auto fields(const ModuleInfo &m) { return std::tie(m.path, m.buildId, m.start, m.end, m.bias); }
+auto fields(const SymbolInfo &s) {
+  return std::tie(s.function, s.start, s.size, s.file, s.line, s.inlined);
+}
+
+template <typename T>
+void expectSameList(const std::vector<T> &expected, const std::vector<T> &got) {
+  ASSERT_EQ(expected.size(), got.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(fields(expected[i]), fields(got[i])) << "entry " << i;
+}
+
+void expectSameSymbols(const std::map<uint64_t, SymbolInfo> &expected,
+                       const std::map<uint64_t, SymbolInfo> &got) {
+  ASSERT_EQ(expected.size(), got.size());
+  for (const auto &[pc, info] : expected) {
+    auto it = got.find(pc);
+    ASSERT_NE(it, got.end()) << std::hex << pc;
+    EXPECT_EQ(fields(info), fields(it->second)) << std::hex << pc;
+  }
+}
+
+void expectSameCapture(const Capture &expected, const Capture &got) {
+  EXPECT_EQ(fields(expected.header), fields(got.header));
+  expectSameList(expected.samples, got.samples);
+  expectSameList(expected.threads, got.threads);
+  expectSameList(expected.modules, got.modules);
+  expectSameSymbols(expected.symbols, got.symbols);
+  EXPECT_EQ(expected.code, got.code);
+  expectSameSymbols(expected.instructionLines, got.instructionLines);
+  EXPECT_EQ(expected.stops, got.stops);
+  EXPECT_EQ(expected.durationNs, got.durationNs);
+  EXPECT_EQ(expected.endReason, got.endReason);
+}
+
+std::vector<uint64_t> counting(size_t count, uint64_t first) {
+  std::vector<uint64_t> regs(count);
+  for (size_t i = 0; i < count; ++i)
+    regs[i] = first + i;
+  return regs;
+}
+
+// Three threads with ties in time, empty and deep stacks, a sample without registers, extreme
+// register values and a stack that moves down; every table filled.
+Capture handBuiltCapture(Isa isa) {
+  const size_t n = registerTable(isa).regs.size();
+  std::vector<uint64_t> changed = counting(n, 0x1000);
+  changed[2] = 0xffff800000000000;
+  const std::vector<uint64_t> allOnes(n, ~uint64_t{0});
+
+  Capture c;
+  c.header = {isa, 4242, "/usr/bin/demo", "lldb", 1'000'000, 3, 1'700'000'000'123'456'789};
+  c.samples = {
+      {0, 100, true, false, {0x401000, 0x401500, 0x7f0000001234}, counting(n, 0x1000)},
+      {0, 200, false, true, {0x401010}, allOnes},
+      {1000, 100, true, false, {0x401004, 0x401500, 0x7f0000001234}, changed},
+      {1000, 300, true, false, {}, {}},
+      {2500, 200, false, true, {0x401010}, allOnes},
+      {2500, 300, false, false, {0x401010, 0x401504}, counting(n, 0)},
+      {4000, 100, true, true, {0x400ff0, 0x401500}, counting(n, 7)},
+  };
+  c.threads = {{100, "main"}, {200, "worker-1"}, {300, ""}};
+  c.modules = {{"/usr/bin/demo", "deadbeef01", 0x400000, 0x402000, 0},
+               {"/lib/libc.so.6", "", 0x7f0000000000, 0x7f0000200000, 0x7f0000000000}};
+  c.symbols = {
+      {0x400ff0, {"helper", 0x400fe0, 0x20, "demo.c", 5, {}}},
+      {0x401000, {"main", 0x401000, 0x40, "demo.c", 12, {}}},
+      {0x401004, {"main", 0x401000, 0x40, "demo.c", 13, {"inlined_helper", "inner"}}},
+      {0x401010, {"spin", 0x401010, 0x20, "spin.h", 30, {}}},
+      {0x401500, {}},
+      {0x401504, {"", 0, 0, "", 0, {}}},
+      {0x7f0000001234, {"__libc_start_call_main", 0x7f0000001200, 0x80, "", 0, {}}},
+  };
+  c.code = {{0x401000, {0x55, 0x48, 0x89, 0xe5, 0xc3}}, {0x401010, {0xeb, 0xfe}}};
+  c.instructionLines = {{0x401000, {"main", 0x401000, 0x40, "demo.c", 12, {}}},
+                        {0x401001, {"main", 0x401000, 0x40, "demo.c", 12, {}}},
+                        {0x401004, {"main", 0x401000, 0x40, "demo.c", 13, {"inlined_helper"}}}};
+  c.stops = 4;
+  c.durationNs = 4'100'000;
+  c.endReason = "the process exited with code 0";
+  return c;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+uint32_t le32(const std::string &s, size_t at) {
+  return uint32_t{static_cast<uint8_t>(s[at])} | uint32_t{static_cast<uint8_t>(s[at + 1])} << 8 |
+         uint32_t{static_cast<uint8_t>(s[at + 2])} << 16 |
+         uint32_t{static_cast<uint8_t>(s[at + 3])} << 24;
+}
+
+// Offsets where chunks start, walking the length prefixes; the last entry is the file size.
+std::vector<size_t> chunkStarts(const std::string &file) {
+  std::vector<size_t> starts;
+  for (size_t at = 8; at < file.size(); at += 8 + le32(file, at))
+    starts.push_back(at);
+  starts.push_back(file.size());
+  return starts;
+}
+
+// A chunk framed by hand from the spec in strobe.proto, for files the writer would not produce.
+std::string frame(const std::string &body) {
+  const uint32_t crc = crc32({reinterpret_cast<const uint8_t *>(body.data()), body.size()});
+  std::string out;
+  for (uint32_t word : {static_cast<uint32_t>(body.size()), crc})
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<char>(word >> (8 * i)));
+  return out + body;
+}
+
+std::string frame(const pb::Chunk &chunk) { return frame(chunk.SerializeAsString()); }
+
+const std::string kMagic("STROBE\0\x01", 8);
+
+pb::Chunk plainHeader(std::vector<std::string> registers) {
+  pb::Chunk chunk;
+  pb::Header &h = *chunk.mutable_header();
+  h.set_isa("x86_64");
+  h.set_codec("plain");
+  h.set_codec_version(1);
+  for (const std::string &name : registers)
+    h.add_registers(name);
+  return chunk;
+}
+
+class TraceFile : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "strobe-trace-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    fs::permissions(dir_, fs::perms::owner_all);
+    fs::remove_all(dir_);
+  }
+  std::string path(const std::string &name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+} // namespace
+
+TEST(Crc32, MatchesTheStandardCheckValue) {
+  const std::string text = "123456789";
+  EXPECT_EQ(crc32({reinterpret_cast<const uint8_t *>(text.data()), text.size()}), 0xcbf43926u);
+  EXPECT_EQ(crc32({}), 0u);
+}
+
+TEST_F(TraceFile, RoundTripsEveryFieldOnX86_64) {
+  const Capture capture = handBuiltCapture(Isa::X86_64);
+  saveCapture(path("x.strobe"), capture);
+  const LoadedTrace loaded = loadCapture(path("x.strobe"));
+  EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
+  expectSameCapture(capture, loaded.capture);
+}
+
+TEST_F(TraceFile, RoundTripsEveryFieldOnAArch64) {
+  const Capture capture = handBuiltCapture(Isa::AArch64);
+  saveCapture(path("a.strobe"), capture);
+  const LoadedTrace loaded = loadCapture(path("a.strobe"));
+  EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
+  expectSameCapture(capture, loaded.capture);
+}
+
+TEST_F(TraceFile, FileStartsWithMagicAndVersion) {
+  saveCapture(path("m.strobe"), handBuiltCapture(Isa::X86_64));
+  EXPECT_EQ(readFile(path("m.strobe")).substr(0, 8), kMagic);
+  EXPECT_FALSE(fs::exists(path("m.strobe.tmp")));
+}
+
+TEST_F(TraceFile, LongCaptureSpansManyBatchesPerThread) {
+  Capture capture;
+  capture.header.isa = Isa::AArch64;
+  for (uint64_t i = 0; i < 60000; ++i) {
+    const uint64_t tid = 10 + i % 3;
+    capture.samples.push_back({i * 997,
+                               tid,
+                               i % 5 != 0,
+                               i % 7 == 0,
+                               {0x400000 + (i * 40503) % 4096, 0x400800},
+                               counting(34, i / 3)});
+  }
+  capture.endReason = "stopped";
+  saveCapture(path("long.strobe"), capture);
+  const std::string file = readFile(path("long.strobe"));
+  EXPECT_GT(chunkStarts(file).size(), 12u); // header, several batches per thread, 6 closing chunks
+  const LoadedTrace loaded = loadCapture(path("long.strobe"));
+  EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
+  expectSameCapture(capture, loaded.capture);
+}
+
+TEST_F(TraceFile, SamplesAtTheSameTimeComeBackOrderedByThread) {
+  Capture capture;
+  capture.samples = {{5, 3, true, false, {0x10}, {}},
+                     {5, 1, true, false, {0x20}, {}},
+                     {9, 2, true, false, {0x30}, {}},
+                     {9, 1, true, false, {0x40}, {}}};
+  saveCapture(path("tie.strobe"), capture);
+  const Capture loaded = loadCapture(path("tie.strobe")).capture;
+  ASSERT_EQ(loaded.samples.size(), 4u);
+  EXPECT_EQ(loaded.samples[0].stack, std::vector<uint64_t>{0x20});
+  EXPECT_EQ(loaded.samples[1].stack, std::vector<uint64_t>{0x10});
+  EXPECT_EQ(loaded.samples[2].stack, std::vector<uint64_t>{0x40});
+  EXPECT_EQ(loaded.samples[3].stack, std::vector<uint64_t>{0x30});
+}
+
+// A capture streamed in pieces: samples arrive in several calls with flushes in between, threads
+// are named twice (the later name wins).
+TEST_F(TraceFile, StreamingWriterRoundTrips) {
+  const Capture capture = handBuiltCapture(Isa::X86_64);
+  {
+    TraceWriter writer(path("s.strobe"));
+    writer.writeHeader(capture.header);
+    writer.writeSamples(std::span(capture.samples).first(3));
+    writer.flush();
+    writer.writeThreads(std::vector<ThreadInfo>{{100, "starting"}, {300, "early"}});
+    writer.writeSamples(std::span(capture.samples).subspan(3));
+    writer.writeEnd(capture);
+    writer.close();
+  }
+  const LoadedTrace loaded = loadCapture(path("s.strobe"));
+  EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
+  Capture expected = capture;
+  expected.threads = {{100, "main"}, {300, ""}, {200, "worker-1"}};
+  expectSameCapture(expected, loaded.capture);
+}
+
+TEST_F(TraceFile, WriterEnforcesChunkOrder) {
+  TraceWriter writer(path("o.strobe"));
+  const std::vector<Sample> samples = {{0, 1, true, false, {0x10}, {}}};
+  EXPECT_THROW(writer.writeSamples(samples), std::logic_error);
+  writer.writeHeader({});
+  EXPECT_THROW(writer.writeHeader({}), std::logic_error);
+  const std::vector<Sample> wrongRegisters = {{0, 1, true, false, {0x10}, {1, 2, 3}}};
+  EXPECT_THROW(writer.writeSamples(wrongRegisters), std::invalid_argument);
+  writer.writeEnd({});
+  EXPECT_THROW(writer.writeSamples(samples), std::logic_error);
+  writer.close();
+  EXPECT_THROW(writer.writeThreads({}), std::logic_error);
+  writer.flush(); // harmless once closed
+}
+
+// The file for the damage tests: chunk 0 header, 1 thread 100 (3 samples), 2 thread 200 (2), 3
+// thread 100 (2 more), then modules, symbols, code, instruction lines, threads and End (4-9).
+class DamagedTrace : public TraceFile {
+protected:
+  void SetUp() override {
+    TraceFile::SetUp();
+    capture_ = handBuiltCapture(Isa::X86_64);
+    capture_.samples = {
+        {10, 100, true, false, {0x401000}, counting(21, 1)},
+        {20, 100, true, false, {0x401004}, counting(21, 2)},
+        {30, 100, true, false, {0x401000}, counting(21, 2)},
+        {15, 200, false, true, {0x401010, 0x401500}, {}},
+        {25, 200, false, true, {0x401010, 0x401500}, counting(21, 9)},
+        {40, 100, true, false, {0x401004}, counting(21, 3)},
+        {50, 100, true, false, {}, counting(21, 3)},
+    };
+    TraceWriter writer(path("d.strobe"));
+    writer.writeHeader(capture_.header);
+    writer.writeSamples(std::span(capture_.samples).first(3));
+    writer.flush();
+    writer.writeSamples(std::span(capture_.samples).subspan(3, 2));
+    writer.flush();
+    writer.writeSamples(std::span(capture_.samples).subspan(5));
+    writer.writeEnd(capture_);
+    writer.close();
+    file_ = readFile(path("d.strobe"));
+    starts_ = chunkStarts(file_);
+    ASSERT_EQ(starts_.size(), 11u);
+  }
+
+  std::vector<Sample> samplesOf(uint64_t tid) const {
+    std::vector<Sample> out;
+    for (const Sample &s : capture_.samples)
+      if (s.tid == tid)
+        out.push_back(s);
+    return out;
+  }
+
+  static constexpr size_t kSamplesBeforeChunk[] = {0, 0, 3, 5, 7, 7, 7, 7, 7, 7};
+
+  Capture capture_;
+  std::string file_;
+  std::vector<size_t> starts_;
+};
+
+TEST_F(DamagedTrace, EveryTruncationLoadsAPrefixOrFailsCleanly) {
+  const std::string cut = path("cut.strobe");
+  const size_t headerEnd = starts_[1];
+  for (size_t size = 0; size < file_.size(); ++size) {
+    SCOPED_TRACE("truncated to " + std::to_string(size) + " bytes");
+    writeFile(cut, file_.substr(0, size));
+    if (size < 8) {
+      try {
+        loadCapture(cut);
+        ADD_FAILURE() << "loaded a file without its magic";
+      } catch (const TraceError &e) {
+        EXPECT_EQ(std::string(e.what()), cut + " is not a strobe trace file");
+      }
+      continue;
+    }
+    if (size < headerEnd) {
+      try {
+        loadCapture(cut);
+        ADD_FAILURE() << "loaded a file without its header";
+      } catch (const TraceError &e) {
+        EXPECT_EQ(std::string(e.what()), cut + ": truncated after " + std::to_string(size) +
+                                             " bytes (chunk 0); no header to load");
+      }
+      continue;
+    }
+    const LoadedTrace loaded = loadCapture(cut);
+    const size_t chunk =
+        std::upper_bound(starts_.begin(), starts_.end(), size) - starts_.begin() - 1;
+    EXPECT_EQ(loaded.capture.samples.size(), kSamplesBeforeChunk[chunk]);
+    std::vector<std::string> expected;
+    if (size != starts_[chunk])
+      expected.push_back(cut + ": truncated after " + std::to_string(size) + " bytes (chunk " +
+                         std::to_string(chunk) + "); kept the " +
+                         std::to_string(kSamplesBeforeChunk[chunk]) + " samples before it");
+    expected.push_back(cut + ": the capture did not finish (no end chunk); modules and symbols "
+                             "may be missing");
+    EXPECT_EQ(loaded.warnings, expected);
+    for (uint64_t tid : {100, 200}) {
+      std::vector<Sample> got;
+      for (const Sample &s : loaded.capture.samples)
+        if (s.tid == tid)
+          got.push_back(s);
+      const std::vector<Sample> all = samplesOf(tid);
+      ASSERT_LE(got.size(), all.size());
+      expectSameList(std::vector<Sample>(all.begin(), all.begin() + got.size()), got);
+    }
+  }
+}
+
+TEST_F(DamagedTrace, TruncationKeepsWholeBatchesBeforeIt) {
+  const std::string cut = path("cut.strobe");
+  writeFile(cut, file_.substr(0, starts_[3] + 5)); // inside thread 100's second batch
+  const LoadedTrace loaded = loadCapture(cut);
+  ASSERT_EQ(loaded.capture.samples.size(), 5u);
+  EXPECT_EQ(loaded.capture.samples[0].timeNs, 10u);
+  EXPECT_EQ(loaded.capture.samples[1].timeNs, 15u);
+  EXPECT_EQ(loaded.capture.samples[4].timeNs, 30u);
+  EXPECT_EQ(loaded.capture.samples[4].tid, 100u);
+  EXPECT_EQ(loaded.capture.header.pid, 4242);
+  EXPECT_TRUE(loaded.capture.symbols.empty());
+}
+
+TEST_F(DamagedTrace, FlippedByteKeepsTheChunksBeforeIt) {
+  std::string damaged = file_;
+  const size_t middle = (starts_[2] + 8 + starts_[3]) / 2; // inside thread 200's batch
+  damaged[middle] = static_cast<char>(damaged[middle] ^ 0x40);
+  writeFile(path("flip.strobe"), damaged);
+  const LoadedTrace loaded = loadCapture(path("flip.strobe"));
+  const std::vector<std::string> expected = {
+      path("flip.strobe") + ": corrupt chunk 2 at byte " + std::to_string(starts_[2]) +
+          " (CRC mismatch); kept the 3 samples before it",
+      path("flip.strobe") +
+          ": the capture did not finish (no end chunk); modules and symbols may be missing"};
+  EXPECT_EQ(loaded.warnings, expected);
+  expectSameList(std::vector<Sample>(capture_.samples.begin(), capture_.samples.begin() + 3),
+                 loaded.capture.samples);
+}
+
+TEST_F(TraceFile, NonTraceFilesAreRejected) {
+  writeFile(path("text"), "just some text, long enough to hold a magic\n");
+  writeFile(path("empty"), "");
+  for (const char *name : {"text", "empty"}) {
+    try {
+      loadCapture(path(name));
+      ADD_FAILURE() << name << " loaded";
+    } catch (const TraceError &e) {
+      EXPECT_EQ(std::string(e.what()), path(name) + " is not a strobe trace file");
+    }
+  }
+}
+
+TEST_F(TraceFile, MissingFileAndDirectoryAreReported) {
+  try {
+    loadCapture(path("nope.strobe"));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot open " + path("nope.strobe") + ": No such file or directory");
+  }
+  try {
+    loadCapture(dir_.string());
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), "cannot read " + dir_.string() + ": Is a directory");
+  }
+}
+
+TEST_F(TraceFile, NewerFormatVersionIsRejected) {
+  writeFile(path("v2"), std::string("STROBE\0\x02", 8));
+  try {
+    loadCapture(path("v2"));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              path("v2") + " is a strobe trace of format version 2; this strobe reads version 1");
+  }
+}
+
+TEST_F(TraceFile, UnknownCodecIsRejected) {
+  pb::Chunk header = plainHeader({"rip"});
+  header.mutable_header()->set_codec("diff");
+  header.mutable_header()->set_codec_version(3);
+  writeFile(path("codec"), kMagic + frame(header));
+  try {
+    loadCapture(path("codec"));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              path("codec") +
+                  " uses register codec 'diff' version 3, which this strobe cannot read");
+  }
+}
+
+TEST_F(TraceFile, FirstChunkMustBeAHeader) {
+  pb::Chunk end;
+  end.mutable_end()->set_stops(1);
+  writeFile(path("headless"), kMagic + frame(end));
+  try {
+    loadCapture(path("headless"));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), path("headless") +
+                                         ": corrupt chunk 0 at byte 8 (the first chunk is not a "
+                                         "header); no header to load");
+  }
+}
+
+// Sample bytes written by hand from the layout in strobe.proto, under a register table that
+// differs from this strobe's: registers are placed by name, unknown ones dropped.
+TEST_F(TraceFile, RegistersArePlacedByNameWhenTheTableDiffers) {
+  pb::Chunk batch;
+  batch.mutable_samples()->set_tid(77);
+  // time +100 (zigzag 200), onCpu | hasRegisters | 1 stack entry, pc 0x40 (zigzag 0x80),
+  // keyframe rip = 0x40, bogus = 7; then time +1, inSyscall | hasRegisters | no stack, rip -> 0x41.
+  const std::string data("\xc8\x01\x0d\x80\x01\x40\x07"
+                         "\x02\x06\x01\x41",
+                         11);
+  batch.mutable_samples()->set_data(data);
+  const std::string unknownKind("\xa0\x06\x01", 3); // field 100: a chunk kind from a newer strobe
+  pb::Chunk end;
+  end.mutable_end();
+  writeFile(path("named"), kMagic + frame(plainHeader({"rip", "bogus"})) + frame(batch) +
+                               frame(unknownKind) + frame(end));
+
+  const LoadedTrace loaded = loadCapture(path("named"));
+  EXPECT_EQ(loaded.warnings,
+            std::vector<std::string>{path("named") +
+                                     ": registers not in this strobe's x86_64 table were "
+                                     "dropped: bogus"});
+  ASSERT_EQ(loaded.capture.samples.size(), 2u);
+  std::vector<uint64_t> regs(21, 0);
+  regs[16] = 0x40;
+  expectSameList(std::vector<Sample>{{100, 77, true, false, {0x40}, regs}},
+                 std::vector<Sample>{loaded.capture.samples[0]});
+  regs[16] = 0x41;
+  expectSameList(std::vector<Sample>{{101, 77, false, true, {}, regs}},
+                 std::vector<Sample>{loaded.capture.samples[1]});
+}
+
+TEST_F(TraceFile, BadSampleBytesAreACorruptChunk) {
+  pb::Chunk batch;
+  batch.mutable_samples()->set_tid(1);
+  batch.mutable_samples()->set_data(std::string("\x02\x1b\x80", 3)); // 3 stack entries, 1 byte
+  writeFile(path("bad"), kMagic + frame(plainHeader({})) + frame(batch));
+  const LoadedTrace loaded = loadCapture(path("bad"));
+  ASSERT_EQ(loaded.warnings.size(), 2u);
+  EXPECT_EQ(loaded.warnings[0], path("bad") + ": corrupt chunk 1 at byte " +
+                                    std::to_string(8 + frame(plainHeader({})).size()) +
+                                    " (bad sample data); kept the 0 samples before it");
+  EXPECT_TRUE(loaded.capture.samples.empty());
+}
+
+// Garbage behind a valid CRC reaches the sample decoder; it must fail the chunk, never crash.
+TEST_F(TraceFile, RandomSampleBytesNeverCrash) {
+  std::mt19937 random(7);
+  std::vector<std::string> registers;
+  for (const std::string_view name : registerTable(Isa::X86_64).regs)
+    registers.emplace_back(name);
+  const std::string header = frame(plainHeader(registers));
+  for (int i = 0; i < 1000; ++i) {
+    std::string data(random() % 64, '\0');
+    for (char &c : data)
+      c = static_cast<char>(random());
+    pb::Chunk batch;
+    batch.mutable_samples()->set_tid(1);
+    batch.mutable_samples()->set_data(data);
+    writeFile(path("garbage"), kMagic + header + frame(batch));
+    const LoadedTrace loaded = loadCapture(path("garbage"));
+    for (const Sample &s : loaded.capture.samples)
+      EXPECT_TRUE(s.regs.empty() || s.regs.size() == 21u);
+  }
+}
+
+TEST_F(TraceFile, FailedSaveLeavesTheExistingFileAlone) {
+  const std::string target = path("keep.strobe");
+  writeFile(target, "precious");
+  fs::create_directory(target + ".tmp"); // the temporary file cannot be created
+  try {
+    saveCapture(target, handBuiltCapture(Isa::X86_64));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), "cannot create " + target + ".tmp: Is a directory");
+  }
+  EXPECT_EQ(readFile(target), "precious");
+}
+
+TEST_F(TraceFile, SaveIntoAnUnwritableDirectoryFails) {
+  if (geteuid() == 0)
+    GTEST_SKIP() << "root writes into read-only directories";
+  const std::string target = path("keep.strobe");
+  writeFile(target, "precious");
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  try {
+    saveCapture(target, handBuiltCapture(Isa::X86_64));
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), "cannot create " + target + ".tmp: Permission denied");
+  }
+  EXPECT_EQ(readFile(target), "precious");
+}
+
+TEST_F(TraceFile, SaveReplacesAnExistingFile) {
+  const std::string target = path("old.strobe");
+  writeFile(target, "an older capture");
+  saveCapture(target, handBuiltCapture(Isa::AArch64));
+  EXPECT_EQ(loadCapture(target).capture.header.isa, Isa::AArch64);
+  EXPECT_FALSE(fs::exists(target + ".tmp"));
+}
+
+TEST(TraceWriter, ReportsAFullDisk) {
+  TraceWriter writer("/dev/full");
+  writer.writeHeader({});
+  try {
+    writer.writeEnd({});
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write /dev/full: No space left on device");
+  }
+}
+
+TEST(TraceWriter, ReportsAnUncreatableFile) {
+  try {
+    TraceWriter writer("/nonexistent-dir/x.strobe");
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot create /nonexistent-dir/x.strobe: No such file or directory");
+  }
+}
