@@ -11,6 +11,7 @@ std::vector<OptionSpec> samplingOptions() {
        "N",
        "frames recorded per thread: 1 = pc only, 2 = pc and caller (default 2)",
        {}},
+      {"output", 'o', "FILE", "stream the capture to this trace file as it runs", {}},
   };
 }
 

@@ -1,5 +1,6 @@
 #include "command/Session.h"
 
+#include "analysis/Profile.h"
 #include "capture/Sampler.h"
 #include "capture/SignalTimer.h"
 #include "command/Commands.h"
@@ -50,7 +51,11 @@ struct LiveCapture {
   Capture &capture;
   std::unique_ptr<Arming> arming;
   Sampler sampler;
-  SignalTimer timer;
+  // Started only once the debugger is armed: a sample signal must never reach an unarmed inferior,
+  // whose default action for it is to die.
+  std::unique_ptr<SignalTimer> timer;
+  std::unique_ptr<TraceWriter> output; // --output: the capture streams to disk as it runs
+  size_t samplesWritten = 0;
   uint64_t startNs = monotonicNs();
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
@@ -58,8 +63,19 @@ struct LiveCapture {
   uint64_t latencyNs = 0; // signal sent -> stop reported, summed
   uint64_t readNs = 0;    // time spent reading threads, summed
 
-  LiveCapture(Target &target, Capture &c, unsigned depth, SignalTimer::Config timerConfig)
-      : capture(c), sampler(target, c, depth), timer(timerConfig) {}
+  LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
+
+  // Symbolizes what the last second brought and streams its samples out, so that a debugger that
+  // dies mid-capture leaves a trace file holding all but the last second.
+  void checkpoint() {
+    sampler.symbolizePending();
+    if (output) {
+      output->writeSamples(std::span(capture.samples).subspan(samplesWritten));
+      samplesWritten = capture.samples.size();
+      output->flush();
+    }
+    lastSymbolizeNs = monotonicNs();
+  }
 };
 
 struct Session::Impl {
@@ -67,6 +83,7 @@ struct Session::Impl {
   Target *target = nullptr;
   std::string debugger;
   std::unique_ptr<Capture> capture;
+  Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
   std::string captureOrigin; // "live", or the file it was loaded from
   std::unique_ptr<LiveCapture> live;
   std::string endMessage; // how the last live capture ended, for the command that waits on it
@@ -114,19 +131,27 @@ void Session::Impl::arm(const ParsedCommand &cmd, std::optional<uint64_t> durati
   fresh->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count();
-  capture = std::move(fresh);
-  captureOrigin = "live";
-  endMessage.clear();
-
-  SignalTimer::Config config{t.pid(), sampleSignal(), capture->header.periodNs, 0.1, duration};
-  auto next = std::make_unique<LiveCapture>(t, *capture, depth, config);
-  next->sampler.refreshModules();
-  if (!capture->modules.empty())
-    capture->header.program = capture->modules.front().path;
+  std::optional<uint64_t> sampleLimit;
   if (cmd.has("samples"))
-    next->sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
+    sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
+
+  auto next = std::make_unique<LiveCapture>(t, *fresh, depth);
+  next->sampler.refreshModules();
+  if (!fresh->modules.empty())
+    fresh->header.program = fresh->modules.front().path;
+  if (cmd.has("output")) {
+    next->output = std::make_unique<TraceWriter>(cmd.get("output"));
+    next->output->writeHeader(fresh->header);
+  }
+  next->sampleLimit = sampleLimit;
   next->blocking = blocking;
   next->arming = t.arm(*session, sampleSignal());
+  next->timer = std::make_unique<SignalTimer>(
+      SignalTimer::Config{t.pid(), sampleSignal(), fresh->header.periodNs, 0.1, duration});
+  capture = std::move(fresh);
+  profile = Profile();
+  captureOrigin = "live";
+  endMessage.clear();
   live = std::move(next);
 }
 
@@ -134,19 +159,28 @@ void Session::Impl::finish(const std::string &reason) {
   if (!live)
     return;
   std::unique_ptr<LiveCapture> ending = std::move(live);
-  if (ending->timer.inFlight())
+  bool signalPending = ending->timer->inFlight();
+  ending->timer.reset();
+  if (signalPending)
     ending->arming->keepSignalSilent();
-  // After an exit the front-end symbolizes from the modules it saw; what it cannot stays unnamed.
-  ending->sampler.symbolizePending();
   ending->arming.reset();
   Capture &c = *capture;
   c.durationNs = monotonicNs() - ending->startNs;
   c.endReason = reason;
+  // After an exit the front-end symbolizes from the modules it saw; what it cannot stays unnamed.
+  ending->checkpoint();
+  std::string outputNote;
+  if (ending->output) {
+    ending->output->writeEnd(c);
+    ending->output->close();
+    outputNote = "; streamed to the trace file";
+  }
   size_t threads = c.threads.size();
   endMessage = fmt::format("strobe: sampling ended: {}; {} samples of {} thread{} in {} kept "
                            "(see 'strobe profile')",
                            reason, c.samples.size(), threads, threads == 1 ? "" : "s",
-                           describeDuration(c.durationNs));
+                           describeDuration(c.durationNs)) +
+               outputNote;
 }
 
 Verdict Session::Impl::onStop(const StopEvent &event) {
@@ -156,17 +190,18 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
     // Every sample signal while armed is strobe's: one in flight, or one sent just before the
     // previous capture ended and kept silent for exactly this reason.
     uint64_t begin = monotonicNs();
-    if (auto latency = live->timer.acknowledge())
+    if (auto latency = live->timer->acknowledge())
       live->latencyNs += *latency;
+    size_t first = capture->samples.size();
     live->sampler.sampleAllThreads(begin - live->startNs);
+    for (size_t i = first; i < capture->samples.size(); ++i)
+      profile.add(capture->samples[i]);
     ++capture->stops;
     uint64_t end = monotonicNs();
     live->readNs += end - begin;
-    if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs) {
-      live->sampler.symbolizePending();
-      live->lastSymbolizeNs = monotonicNs();
-    }
-    if (live->timer.finalRequested() && !live->timer.inFlight()) {
+    if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs)
+      live->checkpoint();
+    if (live->timer->finalRequested() && !live->timer->inFlight()) {
       finish("the duration was reached");
       return Verdict::StopQuietly;
     }
@@ -264,7 +299,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
     options.top = static_cast<size_t>(cmd.number("top", 25, 1, 1e6));
     options.json = cmd.has("json");
-    out += renderProfile(captureForReport(), options);
+    out += renderProfile(captureForReport(), profile, options);
     return true;
   }
   if (name == "annotate") {
@@ -275,7 +310,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     options.source = cmd.has("source");
     options.assembly = !options.source;
     options.onCpuOnly = cmd.has("cpu");
-    out += renderAnnotate(captureForReport(), options);
+    out += renderAnnotate(captureForReport(), profile, options);
     return true;
   }
   if (name == "save") {
@@ -295,6 +330,9 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     for (const std::string &w : loaded.warnings)
       out += "warning: " + w + "\n";
     capture = std::make_unique<Capture>(std::move(loaded.capture));
+    profile = Profile();
+    for (const Sample &sample : capture->samples)
+      profile.add(sample);
     captureOrigin = cmd.positionals[0];
     out += fmt::format("strobe: loaded {} samples of {} threads from {}\n", capture->samples.size(),
                        capture->threads.size(), cmd.positionals[0]);

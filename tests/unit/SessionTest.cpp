@@ -128,3 +128,28 @@ TEST_F(SessionTest, OfflineSessionRefusesCapturing) {
   EXPECT_TRUE(offline.execute("help", out));
   EXPECT_NE(out.find("strobe: a sampling tracer"), std::string::npos);
 }
+
+TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
+  std::string path = ::testing::TempDir() + "/session-output.strobe";
+  run("record --samples 4 --frequency 2000 --output " + path);
+  Session reader(nullptr, "strobe-report");
+  std::string out;
+  ASSERT_TRUE(reader.execute("load " + path, out)) << out;
+  EXPECT_EQ(out, "strobe: loaded 8 samples of 2 threads from " + path + "\n");
+  out.clear();
+  ASSERT_TRUE(reader.execute("profile --by function", out)) << out;
+  // Thread 1001 visits hot, hot, warm, hot; thread 1002 stays in warm: 3 hot, 5 warm of 8.
+  EXPECT_NE(out.find("      5   62.5%"), std::string::npos) << out;
+  EXPECT_NE(out.find("      3   37.5%"), std::string::npos) << out;
+  EXPECT_NE(out.find("warm"), std::string::npos) << out;
+}
+
+TEST_F(SessionTest, SamplesAreSymbolizedWithCallersAtReturnAddressMinusOne) {
+  target.script[1001] = {0x402fff}; // caller = 0x403fff, symbolized at 0x403ffe
+  target.symbolTable[0x402f00] = {"edge", 0x402f00, 0x100, "/src/app.c", 40, {}};
+  run("record --samples 2 --frequency 2000");
+  std::string out;
+  ASSERT_TRUE(session.execute("profile --by function --callers --thread 1001", out)) << out;
+  EXPECT_NE(out.find("edge"), std::string::npos) << out;
+  EXPECT_NE(out.find("caller_of_hot (app.c:30)"), std::string::npos) << out;
+}
