@@ -1,0 +1,45 @@
+"""strobe-report, the offline CLI: bad input gets one clear line and a non-zero exit."""
+import os
+import tempfile
+import unittest
+
+import harness
+
+
+class ReportCliTest(unittest.TestCase):
+    def setUp(self):
+        if not os.path.exists(harness.STROBE_REPORT):
+            self.skipTest("strobe-report not built")
+
+    def report(self, *argv):
+        return harness.run([harness.STROBE_REPORT, *argv])
+
+    def test_usage_without_arguments(self):
+        rc, out = self.report()
+        self.assertEqual(rc, 2)
+        self.assertIn("usage: strobe-report FILE", out)
+
+    def test_missing_file(self):
+        rc, out = self.report("/nonexistent/trace.strobe")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.strip(),
+                         "error: cannot open /nonexistent/trace.strobe: No such file or directory")
+
+    def test_not_a_trace_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("hello, this is not a trace\n")
+        try:
+            rc, out = self.report(f.name)
+            self.assertEqual(rc, 1)
+            self.assertEqual(out.strip(), f"error: {f.name} is not a strobe trace file")
+        finally:
+            os.unlink(f.name)
+
+    def test_unknown_subcommand_after_a_good_load_is_refused(self):
+        rc, out = self.report("/nonexistent/x", "frobnicate")
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(out.strip().splitlines()), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
