@@ -27,6 +27,10 @@ std::string describeDuration(uint64_t ns) {
                              : fmt::format("{:.1f} ms", ns / 1e6);
 }
 
+std::string plural(uint64_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
 std::string describeStop(const StopEvent &event) {
   switch (event.kind) {
   case StopEvent::Kind::Exited:
@@ -59,9 +63,7 @@ struct LiveCapture {
   uint64_t startNs = monotonicNs();
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
-  bool blocking = false;  // 'strobe record' waits on it and reports how it ended
-  uint64_t latencyNs = 0; // signal sent -> stop reported, summed
-  uint64_t readNs = 0;    // time spent reading threads, summed
+  bool blocking = false; // 'strobe record' waits on it and reports how it ended
 
   LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
 
@@ -87,6 +89,9 @@ struct Session::Impl {
   std::string captureOrigin; // "live", or the file it was loaded from
   std::unique_ptr<LiveCapture> live;
   std::string endMessage; // how the last live capture ended, for the command that waits on it
+  // What strobe's own stops cost in the last live capture (the debugger's share is the rest).
+  uint64_t latencyNs = 0; // signal sent -> stop reported to the engine, summed
+  uint64_t readNs = 0;    // reading every thread at a stop, summed
 
   bool run(const ParsedCommand &cmd, std::string &out);
 
@@ -150,6 +155,7 @@ void Session::Impl::arm(const ParsedCommand &cmd, std::optional<uint64_t> durati
       SignalTimer::Config{t.pid(), sampleSignal(), fresh->header.periodNs, 0.1, duration});
   capture = std::move(fresh);
   profile = Profile();
+  latencyNs = readNs = 0;
   captureOrigin = "live";
   endMessage.clear();
   live = std::move(next);
@@ -175,10 +181,9 @@ void Session::Impl::finish(const std::string &reason) {
     ending->output->close();
     outputNote = "; streamed to the trace file";
   }
-  size_t threads = c.threads.size();
-  endMessage = fmt::format("strobe: sampling ended: {}; {} samples of {} thread{} in {} kept "
+  endMessage = fmt::format("strobe: sampling ended: {}; {} samples of {} in {} kept "
                            "(see 'strobe profile')",
-                           reason, c.samples.size(), threads, threads == 1 ? "" : "s",
+                           reason, c.samples.size(), plural(c.threads.size(), "thread"),
                            describeDuration(c.durationNs)) +
                outputNote;
 }
@@ -191,14 +196,14 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
     // previous capture ended and kept silent for exactly this reason.
     uint64_t begin = monotonicNs();
     if (auto latency = live->timer->acknowledge())
-      live->latencyNs += *latency;
+      latencyNs += *latency;
     size_t first = capture->samples.size();
     live->sampler.sampleAllThreads(begin - live->startNs);
     for (size_t i = first; i < capture->samples.size(); ++i)
       profile.add(capture->samples[i]);
     ++capture->stops;
     uint64_t end = monotonicNs();
-    live->readNs += end - begin;
+    readNs += end - begin;
     if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs)
       live->checkpoint();
     if (live->timer->finalRequested() && !live->timer->inFlight()) {
@@ -219,22 +224,23 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
 }
 
 std::string Session::Impl::status() const {
-  if (live) {
-    uint64_t stops = std::max<uint64_t>(capture->stops, 1);
-    return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {} stops, {} samples, {} "
-                       "threads; per stop: {:.0f} us from signal to stop, {:.0f} us reading\n",
-                       capture->header.pid, 1e9 / capture->header.periodNs,
-                       describeDuration(monotonicNs() - live->startNs), capture->stops,
-                       capture->samples.size(), capture->threads.size(),
-                       live->latencyNs / 1e3 / stops, live->readNs / 1e3 / stops);
-  }
   if (!capture)
     return "strobe: idle; nothing captured yet\n";
-  return fmt::format("strobe: idle; holding a capture ({}): {} samples, {} threads, {} stops over "
-                     "{}{}\n",
-                     captureOrigin, capture->samples.size(), capture->threads.size(),
-                     capture->stops, describeDuration(capture->durationNs),
-                     capture->endReason.empty() ? "" : "; ended because " + capture->endReason);
+  std::string counts =
+      fmt::format("{} samples, {}, {}", capture->samples.size(),
+                  plural(capture->threads.size(), "thread"), plural(capture->stops, "stop"));
+  std::string cost;
+  if (captureOrigin == "live" && capture->stops)
+    cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
+                       latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
+  if (live)
+    return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
+                       1e9 / capture->header.periodNs,
+                       describeDuration(monotonicNs() - live->startNs), counts, cost);
+  return fmt::format("strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin,
+                     counts, describeDuration(capture->durationNs),
+                     capture->endReason.empty() ? "" : "; ended because " + capture->endReason,
+                     cost);
 }
 
 bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
