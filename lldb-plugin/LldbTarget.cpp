@@ -1,0 +1,697 @@
+#include "LldbTarget.h"
+
+#include "BackgroundSampler.h"
+#include "command/Session.h"
+
+#include <lldb/API/SBAddress.h>
+#include <lldb/API/SBBlock.h>
+#include <lldb/API/SBCommandInterpreter.h>
+#include <lldb/API/SBError.h>
+#include <lldb/API/SBFile.h>
+#include <lldb/API/SBFileSpec.h>
+#include <lldb/API/SBFrame.h>
+#include <lldb/API/SBFunction.h>
+#include <lldb/API/SBLineEntry.h>
+#include <lldb/API/SBModule.h>
+#include <lldb/API/SBSection.h>
+#include <lldb/API/SBStream.h>
+#include <lldb/API/SBSymbol.h>
+#include <lldb/API/SBSymbolContext.h>
+#include <lldb/API/SBThread.h>
+#include <lldb/API/SBUnixSignals.h>
+#include <lldb/API/SBValue.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+namespace strobe::lldb_plugin {
+namespace {
+
+std::string fullPath(const lldb::SBFileSpec &spec) {
+  char buffer[PATH_MAX];
+  return spec.IsValid() && spec.GetPath(buffer, sizeof buffer) ? buffer : std::string();
+}
+
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// Whether `signo` is queued for the process (sent, not yet delivered): a pending sample signal
+// must stay discarded after sampling ends, or the program would receive it and die.
+bool signalPending(int pid, int signo) {
+  auto pendingIn = [signo](const std::string &statusFile, std::string_view field) {
+    std::ifstream in(statusFile);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(field, 0) == 0)
+        return (std::strtoull(line.c_str() + field.size(), nullptr, 16) >> (signo - 1) & 1) != 0;
+    return false;
+  };
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (pendingIn(proc + "/status", "ShdPnd:"))
+    return true;
+  DIR *tasks = ::opendir((proc + "/task").c_str());
+  if (!tasks)
+    return false;
+  bool pending = false;
+  while (dirent *entry = ::readdir(tasks))
+    if (entry->d_name[0] != '.' &&
+        pendingIn(proc + "/task/" + entry->d_name + "/status", "SigPnd:"))
+      pending = true;
+  ::closedir(tasks);
+  return pending;
+}
+
+// LLDB launched `pid` on a terminal whose master end this very process holds: LLDB then runs a
+// handler that gives the program the terminal whenever it runs.
+bool ownsTerminalOf(int pid) {
+  char link[PATH_MAX] = {};
+  std::string stdinPath = "/proc/" + std::to_string(pid) + "/fd/0";
+  if (::readlink(stdinPath.c_str(), link, sizeof link - 1) <= 0)
+    return false;
+  unsigned terminal = 0;
+  if (std::sscanf(link, "/dev/pts/%u", &terminal) != 1)
+    return false;
+  DIR *fds = ::opendir("/proc/self/fd");
+  if (!fds)
+    return false;
+  bool owned = false;
+  while (dirent *entry = ::readdir(fds)) {
+    int fd = std::atoi(entry->d_name);
+    unsigned number = 0;
+    char target[PATH_MAX] = {};
+    std::string fdPath = std::string("/proc/self/fd/") + entry->d_name;
+    if (entry->d_name[0] != '.' && ::readlink(fdPath.c_str(), target, sizeof target - 1) > 0 &&
+        std::string_view(target) == "/dev/ptmx" && ::ioctl(fd, TIOCGPTN, &number) == 0 &&
+        number == terminal)
+      owned = true;
+  }
+  ::closedir(fds);
+  return owned;
+}
+
+// A thread of the stopped process has `signo` as its stop reason: LLDB passes it to the program
+// when it resumes unless the signal is suppressed at that moment.
+bool holdsSignal(lldb::SBProcess &process, int signo) {
+  for (uint32_t i = 0; i < process.GetNumThreads(); ++i) {
+    lldb::SBThread thread = process.GetThreadAtIndex(i);
+    if (thread.GetStopReason() == lldb::eStopReasonSignal &&
+        static_cast<int>(thread.GetStopReasonDataAtIndex(0)) == signo)
+      return true;
+  }
+  return false;
+}
+
+// SB register values default to the data formatters' synthetic and dynamic views, which cost
+// more than the register read itself; a raw integer needs neither.
+std::optional<uint64_t> registerValue(lldb::SBFrame &frame, const char *name) {
+  lldb::SBValue value = frame.FindRegister(name);
+  if (!value.IsValid())
+    return std::nullopt;
+  value.SetPreferSyntheticValue(false);
+  value.SetPreferDynamicValue(lldb::eNoDynamicValues);
+  lldb::SBError error;
+  uint64_t raw = value.GetValueAsUnsigned(error, 0);
+  return error.Success() ? std::optional(raw) : std::nullopt;
+}
+
+// Makes the debugger synchronous for a scope: SBProcess::Continue() then returns at the next
+// stop and keeps that stop from every other listener.
+class SynchronousExecution {
+public:
+  explicit SynchronousExecution(lldb::SBDebugger debugger)
+      : debugger_(debugger), wasAsync_(debugger.GetAsync()) {
+    if (wasAsync_)
+      debugger_.SetAsync(false);
+  }
+  ~SynchronousExecution() {
+    if (wasAsync_)
+      debugger_.SetAsync(true);
+  }
+  SynchronousExecution(const SynchronousExecution &) = delete;
+  SynchronousExecution &operator=(const SynchronousExecution &) = delete;
+
+private:
+  lldb::SBDebugger debugger_;
+  bool wasAsync_;
+};
+
+} // namespace
+
+// The sample signal's handling while armed: stop, without telling the user and without passing
+// it to the program. Ending it is left to LldbTarget::settle(): the engine releases the arming
+// before its timer has stopped, and a signal sent after the user's `pass` came back would kill
+// the program.
+class LldbArming : public Arming {
+public:
+  LldbArming(LldbTarget &target, Session &session, lldb::SBProcess process, int signo)
+      : target_(target) {
+    lldb::SBUnixSignals signals = process.GetUnixSignals();
+    int pid = static_cast<int>(process.GetProcessID());
+    // A previous capture may still keep the signal silent for a signal it left pending: what the
+    // user had is what that capture saved.
+    if (target_.releaseOwed_ && target_.releaseOwed_->pid == pid)
+      saved_ = *target_.releaseOwed_;
+    else
+      saved_ = {signals,
+                pid,
+                signo,
+                signals.GetShouldStop(signo),
+                signals.GetShouldNotify(signo),
+                signals.GetShouldSuppress(signo)};
+    target_.releaseOwed_.reset();
+    signals.SetShouldStop(signo, true);
+    signals.SetShouldNotify(signo, false);
+    signals.SetShouldSuppress(signo, true);
+    target_.armedSession_ = &session;
+    target_.armedSignal_ = signo;
+    target_.interceptContinue(true);
+  }
+
+  ~LldbArming() override {
+    target_.armedSession_ = nullptr;
+    target_.interceptContinue(false);
+    if (BackgroundSampler *background = target_.background_.get()) {
+      if (background->onThread())
+        background->requestExit();
+      else
+        background->stop();
+    }
+    target_.releaseOwed_ = saved_;
+  }
+
+  // The engine asks for this when its timer cannot tell whether its last signal is still on its
+  // way. settle() looks at the kernel's queue and the threads' stop reasons instead, which tell.
+  void keepSignalSilent() override {}
+
+private:
+  LldbTarget &target_;
+  LldbTarget::SignalHandling saved_;
+};
+
+LldbTarget::LldbTarget(lldb::SBDebugger debugger) : debugger_(debugger) {}
+
+lldb::SBError LldbTarget::continueProcess(lldb::SBProcess &process) {
+  lldb::SBError error;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    error = process.Continue();
+    if (error.Success() || process.GetState() != lldb::eStateStopped)
+      break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return error;
+}
+
+LldbTarget::~LldbTarget() = default;
+
+LldbTarget::CommandScope::CommandScope(LldbTarget &target, lldb::SBCommandReturnObject &result)
+    : target_(target), lock_(target.sessionMutex_) {
+  if (target_.background_ && target_.background_->finished())
+    target_.background_.reset();
+  std::lock_guard print(target_.printMutex_);
+  target_.commandResult_ = &result;
+  target_.commandThread_ = std::this_thread::get_id();
+}
+
+LldbTarget::CommandScope::~CommandScope() {
+  target_.settle();
+  std::lock_guard print(target_.printMutex_);
+  target_.commandResult_ = nullptr;
+  target_.commandThread_ = {};
+  target_.trailer_.reset();
+}
+
+std::string LldbTarget::CommandScope::takeTrailer() {
+  target_.settle(); // what it prints belongs with the rest
+  std::lock_guard print(target_.printMutex_);
+  return target_.trailer_ ? std::exchange(*target_.trailer_, {}) : std::string();
+}
+
+bool LldbTarget::hasProcess() {
+  lldb::SBProcess process = selectedProcess();
+  if (!process.IsValid())
+    return false;
+  switch (process.GetState()) {
+  case lldb::eStateInvalid:
+  case lldb::eStateUnloaded:
+  case lldb::eStateDetached:
+  case lldb::eStateExited:
+    return false;
+  default:
+    return true;
+  }
+}
+
+Isa LldbTarget::isa() {
+  const char *triple = selectedTarget().GetTriple();
+  return isaFromName(triple ? triple : "").value_or(Isa::X86_64);
+}
+
+int LldbTarget::pid() { return static_cast<int>(selectedProcess().GetProcessID()); }
+
+bool LldbTarget::isHostProcess() {
+  // Local and localhost-remote processes alike: the pid must name, on this host, a process
+  // running the target's executable (a remote machine's pid could exist here by chance).
+  int id = pid();
+  std::string proc = "/proc/" + std::to_string(id);
+  struct stat info;
+  if (id <= 0 || ::stat(proc.c_str(), &info) != 0)
+    return false;
+  std::string executable = fullPath(selectedTarget().GetExecutable());
+  return executable.empty() || sameFile(proc + "/exe", executable);
+}
+
+std::vector<uint64_t> LldbTarget::threads() {
+  lldb::SBProcess process = selectedProcess();
+  std::vector<uint64_t> ids;
+  uint32_t count = process.GetNumThreads();
+  ids.reserve(count);
+  for (uint32_t i = 0; i < count; ++i)
+    ids.push_back(process.GetThreadAtIndex(i).GetThreadID());
+  return ids;
+}
+
+std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
+  // LLDB does not expose orig_rax; the kernel tells the same for a stopped thread: the number of
+  // the system call it is in, or -1.
+  std::ifstream in("/proc/" + std::to_string(setup_.pid) + "/task/" + std::to_string(tid) +
+                   "/syscall");
+  long long number = 0;
+  if (!(in >> number))
+    return std::nullopt;
+  return static_cast<uint64_t>(number);
+}
+
+bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
+  lldb::SBThread thread = selectedProcess().GetThreadByID(tid);
+  lldb::SBFrame frame = thread.GetFrameAtIndex(0);
+  if (!frame.IsValid())
+    return false;
+  const RegisterTable &table = registerTable(setup_.isa);
+  out.tid = tid;
+  out.regs.assign(table.regs.size(), 0);
+  filled_.assign(table.regs.size(), false);
+  if (setup_.remote)
+    setup_.remote->read(tid, out.regs, filled_);
+  for (unsigned i = 0; i < table.regs.size(); ++i) {
+    if (filled_[i] || setup_.absent[i])
+      continue;
+    // pc, sp and fp come straight from the register context; the rest through SBValues.
+    if (i == table.pc)
+      out.regs[i] = frame.GetPC();
+    else if (i == table.sp)
+      out.regs[i] = frame.GetSP();
+    else if (i == table.fp)
+      out.regs[i] = frame.GetFP();
+    else if (std::optional<uint64_t> value = registerValue(frame, setup_.names[i].c_str()))
+      out.regs[i] = *value;
+    else
+      setup_.absent[i] = true;
+  }
+  if (table.syscallNr && setup_.absent[*table.syscallNr])
+    out.regs[*table.syscallNr] = setup_.host ? syscallNumber(tid).value_or(~0ull) : ~0ull;
+  // One entry per physical frame: LLDB lists inlined calls as frames of their own, sharing the
+  // physical frame of the function they were inlined into.
+  out.stack.assign(1, out.regs[table.pc]);
+  bool physicalFrameEnds = !frame.IsInlined();
+  for (uint32_t i = 1; out.stack.size() < stackDepth; ++i) {
+    lldb::SBFrame caller = thread.GetFrameAtIndex(i);
+    if (!caller.IsValid())
+      break;
+    if (caller.IsArtificial())
+      continue;
+    if (physicalFrameEnds)
+      out.stack.push_back(caller.GetPC());
+    physicalFrameEnds = !caller.IsInlined();
+  }
+  return true;
+}
+
+std::vector<ModuleInfo> LldbTarget::modules() {
+  lldb::SBTarget target = selectedTarget();
+  std::vector<ModuleInfo> result;
+  for (uint32_t m = 0; m < target.GetNumModules(); ++m) {
+    lldb::SBModule module = target.GetModuleAtIndex(m);
+    ModuleInfo info;
+    info.path = fullPath(module.GetFileSpec());
+    if (const char *uuid = module.GetUUIDString())
+      for (const char *c = uuid; *c; ++c)
+        if (*c != '-')
+          info.buildId += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    bool loaded = false;
+    for (size_t s = 0; s < module.GetNumSections(); ++s) {
+      lldb::SBSection section = module.GetSectionAtIndex(s);
+      lldb::addr_t load = section.GetLoadAddress(target);
+      if (load == LLDB_INVALID_ADDRESS || section.GetByteSize() == 0)
+        continue;
+      if (!loaded) {
+        info.start = load;
+        info.bias = load - section.GetFileAddress();
+        loaded = true;
+      }
+      info.start = std::min<uint64_t>(info.start, load);
+      info.end = std::max<uint64_t>(info.end, load + section.GetByteSize());
+    }
+    if (loaded)
+      result.push_back(std::move(info));
+  }
+  return result;
+}
+
+SymbolInfo LldbTarget::symbolize(uint64_t pc) {
+  lldb::SBTarget target = selectedTarget();
+  lldb::SBAddress address = target.ResolveLoadAddress(pc);
+  lldb::SBSymbolContext context =
+      target.ResolveSymbolContextForAddress(address, lldb::eSymbolContextEverything);
+  SymbolInfo info;
+  lldb::SBAddress start, end;
+  if (lldb::SBFunction function = context.GetFunction(); function.IsValid()) {
+    info.function = function.GetName() ? function.GetName() : "";
+    start = function.GetStartAddress();
+    end = function.GetEndAddress();
+  } else if (lldb::SBSymbol symbol = context.GetSymbol(); symbol.IsValid()) {
+    info.function = symbol.GetName() ? symbol.GetName() : "";
+    start = symbol.GetStartAddress();
+    end = symbol.GetEndAddress();
+  }
+  if (start.IsValid()) {
+    info.start = start.GetLoadAddress(target);
+    if (end.IsValid() && end.GetLoadAddress(target) > info.start)
+      info.size = end.GetLoadAddress(target) - info.start;
+  }
+  if (lldb::SBLineEntry line = context.GetLineEntry(); line.IsValid() && line.GetLine() != 0) {
+    info.file = fullPath(line.GetFileSpec());
+    info.line = line.GetLine();
+  }
+  for (lldb::SBBlock block = context.GetBlock().GetContainingInlinedBlock(); block.IsValid();
+       block = block.GetParent().GetContainingInlinedBlock())
+    if (const char *name = block.GetInlinedName())
+      info.inlined.emplace_back(name);
+  return info;
+}
+
+std::vector<uint8_t> LldbTarget::readMemory(uint64_t addr, size_t size) {
+  std::vector<uint8_t> bytes(size);
+  lldb::SBError error;
+  size_t read = selectedProcess().ReadMemory(addr, bytes.data(), size, error);
+  bytes.resize(error.Success() ? read : 0);
+  return bytes;
+}
+
+std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
+  if (background_ && background_->finished())
+    background_.reset();
+  settle();
+  setup_ = {};
+  setup_.isa = isa();
+  setup_.host = isHostProcess();
+  setup_.pid = pid();
+  for (std::string_view name : registerTable(setup_.isa).regs)
+    setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
+  setup_.absent.assign(setup_.names.size(), false);
+  setup_.remote = RemoteRegisters::learn(debugger_, selectedProcess(), setup_.names);
+  return std::make_unique<LldbArming>(*this, session, selectedProcess(), signo);
+}
+
+StopEvent LldbTarget::describeStop(lldb::SBProcess &process) {
+  StopEvent event;
+  switch (process.GetState()) {
+  case lldb::eStateExited: {
+    event.kind = StopEvent::Kind::Exited;
+    event.exitCode = process.GetExitStatus();
+    const char *why = process.GetExitDescription();
+    event.description = why ? why : "exited";
+    return event;
+  }
+  case lldb::eStateStopped:
+  case lldb::eStateCrashed:
+  case lldb::eStateSuspended:
+    break;
+  default:
+    event.description = "the process is gone";
+    return event;
+  }
+  // The selected thread is LLDB's own pick for the stop; any thread with a reason strobe did not
+  // cause wins over a sample signal, so that nothing the user must see is mistaken for a sample.
+  std::vector<lldb::SBThread> order{process.GetSelectedThread()};
+  for (uint32_t i = 0; i < process.GetNumThreads(); ++i)
+    order.push_back(process.GetThreadAtIndex(i));
+  bool sampled = false;
+  uint64_t sampleThread = 0;
+  for (lldb::SBThread &thread : order) {
+    if (!thread.IsValid())
+      continue;
+    lldb::StopReason reason = thread.GetStopReason();
+    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid)
+      continue;
+    int signo = reason == lldb::eStopReasonSignal
+                    ? static_cast<int>(thread.GetStopReasonDataAtIndex(0))
+                    : 0;
+    if (signo != 0 && signo == armedSignal_) {
+      sampled = true;
+      sampleThread = thread.GetThreadID();
+      continue;
+    }
+    event.kind = reason == lldb::eStopReasonSignal       ? StopEvent::Kind::Signal
+                 : reason == lldb::eStopReasonBreakpoint ? StopEvent::Kind::Breakpoint
+                                                         : StopEvent::Kind::Other;
+    event.tid = thread.GetThreadID();
+    event.signo = signo;
+    char description[256] = {};
+    thread.GetStopDescription(description, sizeof description);
+    event.description = description;
+    return event;
+  }
+  if (sampled) {
+    event.kind = StopEvent::Kind::Signal;
+    event.tid = sampleThread;
+    event.signo = armedSignal_;
+  }
+  return event;
+}
+
+std::string LldbTarget::stopStatus() {
+  // What `process status` prints, composed here: a nested command would be cut short when the
+  // user interrupted the command this runs in.
+  lldb::SBProcess process = selectedProcess();
+  lldb::StateType state = process.GetState();
+  unsigned long long pid = process.GetProcessID();
+  char line[256];
+  if (state == lldb::eStateExited) {
+    int status = process.GetExitStatus();
+    const char *why = process.GetExitDescription();
+    std::snprintf(line, sizeof line, "Process %llu exited with status = %d (0x%8.8x)%s%s\n", pid,
+                  status, static_cast<unsigned>(status), why ? " " : "", why ? why : "");
+    return line;
+  }
+  std::snprintf(line, sizeof line, "Process %llu %s\n", pid,
+                lldb::SBDebugger::StateAsCString(state));
+  std::string text = line;
+  for (uint32_t i = 0; i < process.GetNumThreads(); ++i) {
+    lldb::SBThread thread = process.GetThreadAtIndex(i);
+    lldb::StopReason reason = thread.GetStopReason();
+    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid)
+      continue;
+    lldb::SBStream status;
+    thread.GetStatus(status);
+    text += status.GetData() ? status.GetData() : "";
+  }
+  return text;
+}
+
+StopEvent LldbTarget::runUntilUserStop() {
+  lldb::SBProcess process = selectedProcess();
+  return sampleInForeground(process);
+}
+
+StopEvent LldbTarget::sampleInForeground(lldb::SBProcess &process) {
+  SynchronousExecution synchronous(debugger_);
+  for (;;) {
+    lldb::SBError error = continueProcess(process);
+    StopEvent event;
+    if (error.Success())
+      event = describeStop(process);
+    else
+      event.description = error.GetCString() ? error.GetCString() : "the process did not resume";
+    Verdict verdict = armedSession_ ? armedSession_->onStop(event) : Verdict::HandToUser;
+    // Ctrl-C while the command interpreter has the terminal interrupts the command rather than
+    // the process (with the process's own terminal handler on top it interrupts the process,
+    // which arrives here as a SIGSTOP stop). Either way sampling ends at this stop.
+    if (verdict == Verdict::Resume && debugger_.InterruptRequested() && armedSession_) {
+      event = {StopEvent::Kind::Other, event.tid, 0, 0, "interrupted"};
+      verdict = armedSession_->onStop(event);
+    }
+    if (verdict == Verdict::Resume)
+      continue;
+    // The session has ended the capture and stopped its timer: settle first, so that what the
+    // user is shown is the stop as it will stay.
+    settle();
+    if (verdict == Verdict::HandToUser)
+      print(stopStatus());
+    return event;
+  }
+}
+
+void LldbTarget::restoreSignal(const SignalHandling &handling, bool silent) {
+  lldb::SBUnixSignals signals = handling.signals;
+  signals.SetShouldStop(handling.signo, silent ? false : handling.stop);
+  signals.SetShouldNotify(handling.signo, silent ? false : handling.notify);
+  signals.SetShouldSuppress(handling.signo, silent ? true : handling.suppress);
+}
+
+void LldbTarget::resumeAsUser(lldb::SBProcess &process) {
+  bool wasAsync = debugger_.GetAsync();
+  debugger_.SetAsync(true);
+  continueProcess(process);
+  debugger_.SetAsync(wasAsync);
+}
+
+void LldbTarget::interceptContinue(bool on) {
+  debugger_.GetCommandInterpreter().SetCommandOverrideCallback(
+      "process continue", on ? &LldbTarget::onContinueCommand : nullptr, on ? this : nullptr);
+}
+
+bool LldbTarget::onContinueCommand(void *self, const char **) {
+  LldbTarget &target = *static_cast<LldbTarget *>(self);
+  std::unique_lock lock(target.sessionMutex_, std::try_to_lock);
+  lldb::SBProcess process = target.selectedProcess();
+  if (!lock.owns_lock() || !target.armedSession_ || target.background_ ||
+      process.GetState() != lldb::eStateStopped)
+    return false; // LLDB's own `continue`, with what it says about the state
+  target.print("Process " + std::to_string(process.GetProcessID()) + " resuming\n");
+  if (target.debugger_.GetAsync())
+    target.resumeInBackground();
+  else
+    target.sampleInForeground(process); // like a synchronous `continue`: until a stop
+  target.settle();
+  return true;
+}
+
+void LldbTarget::resumeInBackground() {
+  lldb::SBProcess process = selectedProcess();
+  if (debugger_.GetAsync() && setup_.host && ownsTerminalOf(setup_.pid)) {
+    // LLDB gives this program the terminal whenever it runs and takes it back at every stop: a
+    // background thread's stops would swap the prompt and the program's input a thousand times a
+    // second. Run it like LLDB's own `continue` does here: in the foreground, the program has
+    // the terminal, Ctrl-C or any stop of its own ends sampling. The engine's words come after
+    // its "sampling pid ..." line.
+    trailer_.emplace();
+    sampleInForeground(process);
+    return;
+  }
+  background_ = std::make_unique<BackgroundSampler>(*this, process, armedSignal_);
+}
+
+void LldbTarget::settle() {
+  if (!releaseOwed_)
+    return;
+  const SignalHandling handling = *releaseOwed_;
+  lldb::SBProcess process = selectedProcess();
+  lldb::StateType state =
+      process.IsValid() && static_cast<int>(process.GetProcessID()) == handling.pid
+          ? process.GetState()
+          : lldb::eStateExited;
+  if (state == lldb::eStateExited || state == lldb::eStateDetached ||
+      state == lldb::eStateInvalid || state == lldb::eStateUnloaded) {
+    finishRelease(false); // nothing can reach that program any more
+    return;
+  }
+  if (state != lldb::eStateStopped && state != lldb::eStateCrashed) {
+    finishRelease(true); // running: a sample signal could be on its way unseen; try again later
+    return;
+  }
+  // The engine's keepSignalSilent() guesses from its timer; with the process stopped and the
+  // timer gone, the kernel and the threads' stop reasons say exactly whether a sample signal is
+  // still to come: queued, or held by a stopped thread that LLDB would pass it to on resume.
+  auto leftOver = [&] {
+    return signalPending(handling.pid, handling.signo) || holdsSignal(process, handling.signo);
+  };
+  StopEvent now = describeStop(process);
+  bool resume = std::exchange(resumeOwed_, false);
+  if (now.kind != StopEvent::Kind::Signal || now.signo != handling.signo) {
+    // A stop the user has seen stays as it is. A sample signal still to come stays discarded
+    // until a later settle() finds it gone (the user's next `continue` drops it).
+    finishRelease(leftOver());
+    return;
+  }
+  // A stop of strobe's own, which the user has not seen: first get any queued sample signal out
+  // of the way where strobe still owns the stops (still armed; synchronous, so hidden).
+  SynchronousExecution synchronous(debugger_);
+  for (int attempt = 0; attempt < 4 && signalPending(handling.pid, handling.signo); ++attempt) {
+    if (!continueProcess(process).Success())
+      break;
+    if (StopEvent next = describeStop(process);
+        next.kind != StopEvent::Kind::Signal || next.signo != handling.signo) {
+      finishRelease(leftOver());
+      print(stopStatus()); // something of the user's came first
+      return;
+    }
+  }
+  if (resume) {
+    // `strobe stop` while running: the process runs on. Its current stop holds a sample signal,
+    // which this resume drops (the signal is still suppressed); then the user's handling is back.
+    resumeAsUser(process);
+    finishRelease(signalPending(handling.pid, handling.signo));
+    return;
+  }
+  // The capture ended at a sample stop and the process stays stopped (a duration or a sample
+  // count was reached). The thread there holds the sample signal, which the user's first
+  // `continue` would pass to the program. SIGSTOP is delivered before any real-time signal and
+  // LLDB neither passes nor hides it by default: the process ends up stopped by the signal
+  // `process interrupt` uses, no instruction further on, holding nothing that can harm it.
+  lldb::SBUnixSignals signals = process.GetUnixSignals();
+  if (signals.GetShouldStop(SIGSTOP) && signals.GetShouldSuppress(SIGSTOP) &&
+      ::kill(handling.pid, SIGSTOP) == 0 && continueProcess(process).Success()) {
+    StopEvent last = describeStop(process);
+    if (last.kind != StopEvent::Kind::Signal || last.signo != SIGSTOP)
+      print(stopStatus()); // something of the user's came first
+  }
+  finishRelease(leftOver());
+}
+
+void LldbTarget::finishRelease(bool leftOver) {
+  restoreSignal(*releaseOwed_, leftOver);
+  if (!leftOver)
+    releaseOwed_.reset();
+}
+
+bool LldbTarget::isRunning() {
+  lldb::SBProcess process = selectedProcess();
+  if (!process.IsValid())
+    return false;
+  lldb::StateType state = process.GetState();
+  return state == lldb::eStateRunning || state == lldb::eStateStepping ||
+         state == lldb::eStateLaunching || state == lldb::eStateAttaching;
+}
+
+void LldbTarget::print(std::string_view text) {
+  if (text.empty())
+    return;
+  std::lock_guard lock(printMutex_);
+  if (commandResult_ && commandThread_ == std::this_thread::get_id() && trailer_) {
+    *trailer_ += text;
+    return;
+  }
+  if (commandResult_ && commandThread_ == std::this_thread::get_id()) {
+    commandResult_->Printf("%.*s", static_cast<int>(text.size()), text.data());
+    return;
+  }
+  lldb::SBFile out = debugger_.GetOutputFile();
+  size_t written = 0;
+  out.Write(reinterpret_cast<const uint8_t *>(text.data()), text.size(), &written);
+  out.Flush();
+}
+
+} // namespace strobe::lldb_plugin

@@ -1,0 +1,145 @@
+// The Target port over LLDB's SB API. It follows the debugger's selected target and process, so
+// one instance serves a whole debugger session whatever the user launches or attaches to.
+#pragma once
+
+#include "RemoteRegisters.h"
+#include "target/Target.h"
+
+#include <lldb/API/SBCommandReturnObject.h>
+#include <lldb/API/SBDebugger.h>
+#include <lldb/API/SBProcess.h>
+#include <lldb/API/SBTarget.h>
+#include <lldb/API/SBUnixSignals.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strobe::lldb_plugin {
+
+class BackgroundSampler;
+class LldbArming;
+
+class LldbTarget : public Target {
+public:
+  explicit LldbTarget(lldb::SBDebugger debugger);
+  ~LldbTarget() override;
+  LldbTarget(const LldbTarget &) = delete;
+  LldbTarget &operator=(const LldbTarget &) = delete;
+
+  bool hasProcess() override;
+  Isa isa() override;
+  int pid() override;
+  bool isHostProcess() override;
+  std::vector<uint64_t> threads() override;
+  bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) override;
+  std::vector<ModuleInfo> modules() override;
+  SymbolInfo symbolize(uint64_t pc) override;
+  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override;
+
+  std::unique_ptr<Arming> arm(Session &session, int signo) override;
+  StopEvent runUntilUserStop() override;
+  void resumeInBackground() override;
+  bool isRunning() override;
+
+  void print(std::string_view text) override;
+
+  // Serialises the engine: every `strobe` command and every stop reported from the background
+  // thread run under it, so the session never sees two threads at once.
+  std::mutex &sessionMutex() { return sessionMutex_; }
+
+  // Holds the session for one `strobe` command. print() from the command's thread writes into
+  // its result, in order with the command's own output; at the end, settle() runs.
+  class CommandScope {
+  public:
+    CommandScope(LldbTarget &target, lldb::SBCommandReturnObject &result);
+    ~CommandScope();
+    CommandScope(const CommandScope &) = delete;
+    CommandScope &operator=(const CommandScope &) = delete;
+    // Text to show after the command's own output (see resumeInBackground()).
+    std::string takeTrailer();
+
+  private:
+    LldbTarget &target_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  // SBProcess::Continue(), retried for up to 0.1 s while it fails because another thread holds
+  // the process's stop lock for an SB call (a Python command reading `lldb.frame`, say): such a
+  // failure must not end a capture.
+  static lldb::SBError continueProcess(lldb::SBProcess &process);
+  // Why `process` stopped, preferring a reason strobe did not cause.
+  StopEvent describeStop(lldb::SBProcess &process);
+  // LLDB's own words for the current stop, as `process continue` would have shown them.
+  std::string stopStatus();
+  lldb::SBDebugger &debugger() { return debugger_; }
+  Session *armedSession() const { return armedSession_; }
+
+  // Finishes what an ended capture left to do, once the engine is done with it and its timer can
+  // send no more signals: the sample signal goes back to the user's handling, and a process that
+  // strobe held at one of its own stops to end a background capture runs on. Runs after every
+  // `strobe` command, before arming, and after the background thread's last stop.
+  void settle();
+  // The background thread ended at a sample stop because sampling was stopped from elsewhere.
+  void oweResume() { resumeOwed_ = true; }
+
+private:
+  friend class LldbArming;
+
+  // The sample signal's handling before strobe changed it.
+  struct SignalHandling {
+    lldb::SBUnixSignals signals;
+    int pid = 0;
+    int signo = 0;
+    bool stop = false, notify = false, suppress = false;
+  };
+
+  // What readThread() needs for a whole capture, learnt once when it is armed.
+  struct CaptureSetup {
+    Isa isa = Isa::X86_64;
+    bool host = false;
+    int pid = 0;
+    std::vector<std::string> names; // the register table as LLDB spells it
+    std::vector<bool> absent;       // names this LLDB turned out not to know
+    std::optional<RemoteRegisters> remote;
+  };
+
+  lldb::SBTarget selectedTarget() { return debugger_.GetSelectedTarget(); }
+  lldb::SBProcess selectedProcess() { return selectedTarget().GetProcess(); }
+  std::optional<uint64_t> syscallNumber(uint64_t tid);
+  // The user's handling back; or, when a sample signal may still arrive, the signal discarded
+  // silently (stop, notify and pass off) so that it cannot reach the program.
+  void restoreSignal(const SignalHandling &handling, bool silent);
+  // restoreSignal() for the capture that ended; with a sample signal left over the release stays
+  // owed, and the next settle() that finds the signal gone gives the user's handling back.
+  void finishRelease(bool leftOver);
+  // Resumes, samples and resumes again until a stop the session hands back, on this thread.
+  StopEvent sampleInForeground(lldb::SBProcess &process);
+  // While armed, the user's `continue` (after `strobe start --no-resume`) resumes the way
+  // `strobe start` does, so that strobe's stops never reach the user.
+  void interceptContinue(bool on);
+  static bool onContinueCommand(void *self, const char **arguments);
+  // An asynchronous continue: the process runs on and its next stop reaches the debugger's own
+  // event handler, as after the user's `continue`.
+  void resumeAsUser(lldb::SBProcess &process);
+
+  lldb::SBDebugger debugger_;
+  std::mutex sessionMutex_;
+  Session *armedSession_ = nullptr;
+  int armedSignal_ = 0;
+  CaptureSetup setup_;
+  std::vector<bool> filled_; // reused by readThread()
+  std::unique_ptr<BackgroundSampler> background_;
+  std::optional<SignalHandling> releaseOwed_;
+  bool resumeOwed_ = false;
+
+  std::mutex printMutex_;
+  lldb::SBCommandReturnObject *commandResult_ = nullptr;
+  std::thread::id commandThread_;
+  std::optional<std::string> trailer_; // print()s held back until after the command's output
+};
+
+} // namespace strobe::lldb_plugin

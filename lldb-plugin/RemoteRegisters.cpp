@@ -1,0 +1,126 @@
+#include "RemoteRegisters.h"
+
+#include <lldb/API/SBCommandInterpreter.h>
+#include <lldb/API/SBCommandReturnObject.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace strobe::lldb_plugin {
+namespace {
+
+// lldb-server numbers at most a few hundred registers; the general-purpose ones come first.
+constexpr unsigned kMaxRegisterNumber = 512;
+
+std::optional<unsigned> hexNumber(std::string_view text) {
+  unsigned value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    return std::nullopt;
+  return value;
+}
+
+// A register value as the protocol sends it: its bytes in target (little-endian) order, in hex.
+std::optional<uint64_t> littleEndianHex(std::string_view text) {
+  if (text.empty() || text.size() % 2 != 0 || text.size() > 16)
+    return std::nullopt;
+  uint64_t value = 0;
+  for (size_t byte = 0; byte < text.size() / 2; ++byte) {
+    auto digits = hexNumber(text.substr(byte * 2, 2));
+    if (!digits)
+      return std::nullopt;
+    value |= static_cast<uint64_t>(*digits) << (8 * byte);
+  }
+  return value;
+}
+
+// Calls `visit(key, value)` for each "key:value;" field of a reply.
+template <typename Visit> void forEachField(std::string_view reply, Visit visit) {
+  while (!reply.empty()) {
+    size_t end = reply.find(';');
+    std::string_view field = reply.substr(0, end);
+    if (size_t colon = field.find(':'); colon != field.npos)
+      visit(field.substr(0, colon), field.substr(colon + 1));
+    if (end == reply.npos)
+      break;
+    reply.remove_prefix(end + 1);
+  }
+}
+
+} // namespace
+
+std::string RemoteRegisters::request(const std::string &packet) {
+  command_ = "process plugin packet send ";
+  command_ += packet;
+  lldb::SBCommandReturnObject result;
+  debugger_.GetCommandInterpreter().HandleCommand(command_.c_str(), result, false);
+  const char *output = result.Succeeded() ? result.GetOutput() : nullptr;
+  if (!output)
+    return {};
+  constexpr std::string_view marker = "response: ";
+  const char *reply = std::strstr(output, marker.data());
+  if (!reply)
+    return {};
+  reply += marker.size();
+  return std::string(reply, std::strcspn(reply, "\r\n"));
+}
+
+std::optional<RemoteRegisters> RemoteRegisters::learn(lldb::SBDebugger debugger,
+                                                      lldb::SBProcess process,
+                                                      std::span<const std::string> names) {
+  const char *plugin = process.GetPluginName();
+  if (!plugin || std::string_view(plugin) != "gdb-remote")
+    return std::nullopt;
+  RemoteRegisters registers(debugger);
+  std::vector<bool> resolved(names.size(), false);
+  size_t unresolved = names.size();
+  for (unsigned number = 0; number < kMaxRegisterNumber && unresolved > 0; ++number) {
+    char packet[32];
+    std::snprintf(packet, sizeof packet, "qRegisterInfo%x", number);
+    std::string reply = registers.request(packet);
+    if (reply.empty() || reply[0] == 'E')
+      break; // past the last register
+    bool fits = true;
+    std::optional<size_t> slot;
+    forEachField(reply, [&](std::string_view key, std::string_view value) {
+      if (key == "bitsize")
+        fits = value == "64" || value == "32";
+      if (key == "name" || key == "alt-name")
+        if (auto it = std::find(names.begin(), names.end(), value); it != names.end())
+          slot = it - names.begin();
+    });
+    if (slot && fits && !resolved[*slot]) {
+      registers.slotOf_[number] = static_cast<unsigned>(*slot);
+      resolved[*slot] = true;
+      --unresolved;
+    }
+  }
+  if (registers.slotOf_.empty())
+    return std::nullopt;
+  return registers;
+}
+
+void RemoteRegisters::read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled) {
+  char packet[48];
+  std::snprintf(packet, sizeof packet, "qThreadStopInfo%llx", static_cast<unsigned long long>(tid));
+  std::string reply = request(packet);
+  // "T<signal>key:value;...": a register's key is its number in hex.
+  if (reply.size() < 3 || reply[0] != 'T')
+    return;
+  forEachField(std::string_view(reply).substr(3),
+               [&](std::string_view key, std::string_view value) {
+                 std::optional<unsigned> number = hexNumber(key);
+                 if (!number)
+                   return;
+                 auto slot = slotOf_.find(*number);
+                 if (slot == slotOf_.end())
+                   return;
+                 if (std::optional<uint64_t> parsed = littleEndianHex(value)) {
+                   values[slot->second] = *parsed;
+                   filled[slot->second] = true;
+                 }
+               });
+}
+
+} // namespace strobe::lldb_plugin

@@ -1,0 +1,48 @@
+// All general-purpose registers of a stopped thread in one gdb-remote request.
+//
+// Why not SBFrame registers alone: at every stop LLDB replaces the registers lldb-server sent
+// with the stop by the few (pc, sp, fp) of its jThreadsInfo reply, so each other register read
+// through an SBValue is a `p` round trip plus the SBValue machinery, ~13 us apiece, ~220 us for
+// the x86-64 table (a `g` packet, plugin.process.gdb-remote.use-g-packet-for-reading, is no
+// faster: lldb-server reads every register set for it). lldb-server answers `qThreadStopInfo`
+// with every general-purpose register of the thread; sent through LLDB's own `process plugin
+// packet send` (on the connection LLDB holds, serialised with LLDB's own packets) it costs
+// ~60-80 us, command included. On the demo fixture a whole sample (stop, registers, caller,
+// resume) went from ~480-620 us to ~330-390 us. Every Linux process LLDB debugs, local or remote,
+// is a gdb-remote one; anything else, or a register the reply lacks, falls back to SBValues.
+#pragma once
+
+#include <lldb/API/SBDebugger.h>
+#include <lldb/API/SBProcess.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strobe::lldb_plugin {
+
+class RemoteRegisters {
+public:
+  // Learns lldb-server's numbers for `names` (once per capture: one request per register up to
+  // the last one named). Null when the process is not a gdb-remote one or none is known.
+  static std::optional<RemoteRegisters> learn(lldb::SBDebugger debugger, lldb::SBProcess process,
+                                              std::span<const std::string> names);
+
+  // values[i] for every register of `names` the thread's stop reply holds; filled[i] says which.
+  void read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled);
+
+private:
+  explicit RemoteRegisters(lldb::SBDebugger debugger) : debugger_(debugger) {}
+  // The reply to `packet`, or empty.
+  std::string request(const std::string &packet);
+
+  lldb::SBDebugger debugger_;
+  std::map<unsigned, unsigned> slotOf_; // lldb-server register number -> index in `names`
+  std::string command_;                 // reused buffer
+};
+
+} // namespace strobe::lldb_plugin
