@@ -11,6 +11,8 @@ namespace {
 
 // Functions larger than this are not copied for annotation (huge generated code).
 constexpr uint64_t kMaxCodeBytes = 64 * 1024;
+// CPU time a thread must have used since its previous sample to count as on-CPU.
+constexpr uint64_t kRanThresholdNs = 30'000;
 
 std::string procPath(int pid, uint64_t tid, const char *file) {
   return fmt::format("/proc/{}/task/{}/{}", pid, tid, file);
@@ -64,7 +66,9 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   auto [it, first] = cpuNs_.try_emplace(tid, ns);
   if (first)
     return !inSyscall;
-  bool ran = ns > it->second;
+  // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
+  // stops and resumes each one), so only more than that counts as having run.
+  bool ran = ns - it->second > kRanThresholdNs;
   it->second = ns;
   return ran;
 }

@@ -14,7 +14,9 @@ namespace strobe {
 
 struct ThreadSnapshot {
   uint64_t tid = 0;
-  std::vector<uint64_t> regs;  // in registerTable(isa).regs order; missing registers read as 0
+  // In registerTable(isa).regs order; a register the debugger lacks reads as 0, except x86-64
+  // orig_rax, which reads as ~0 (not in a system call) when it cannot be known.
+  std::vector<uint64_t> regs;
   std::vector<uint64_t> stack; // stack[0] = pc, stack[1] = caller's return address, ...
 };
 

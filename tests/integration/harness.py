@@ -74,6 +74,7 @@ class Background:
         except ProcessLookupError:
             pass
         self.proc.wait()
+        self.proc.stdout.close()
 
 
 def function_percentages(report):
@@ -86,7 +87,8 @@ def function_percentages(report):
     return result
 
 
-def require_built(test):
-    for path in (LLDB_PLUGIN, GDB_SCRIPT, FIXTURES):
+def require_built(*paths):
+    """Skips the test when a debugger's front-end (LLDB_PLUGIN, GDB_SCRIPT) was not built."""
+    for path in (*paths, FIXTURES):
         if not path or not os.path.exists(path):
             raise unittest.SkipTest(f"not built: {path!r}")
