@@ -1,5 +1,6 @@
 #include "capture/SignalTimer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <random>
@@ -31,8 +32,9 @@ std::optional<uint64_t> SignalTimer::acknowledge() {
   if (!inFlight_)
     return std::nullopt;
   inFlight_ = false;
+  lastLatencyNs_ = monotonicNs() - sentAtNs_;
   wake_.notify_all();
-  return monotonicNs() - sentAtNs_;
+  return lastLatencyNs_;
 }
 
 bool SignalTimer::inFlight() const {
@@ -62,8 +64,12 @@ void SignalTimer::run() {
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
     wake_.wait(lock, [this] { return stop_ || !inFlight_; });
+    // Never ask for the next stop sooner than the last one took to arrive: the inferior then runs
+    // at least half the time however slow stops are (many threads, a loaded machine), and the
+    // debugger is never still resuming threads when the next signal lands.
     auto period = std::chrono::nanoseconds(
-        static_cast<uint64_t>(static_cast<double>(config_.periodNs) * spread(random)));
+        std::max(static_cast<uint64_t>(static_cast<double>(config_.periodNs) * spread(random)),
+                 lastLatencyNs_));
     if (wake_.wait_for(lock, period, [this] { return stop_; }))
       break;
     if (config_.durationNs && monotonicNs() - start >= *config_.durationNs)

@@ -48,6 +48,7 @@ private:
   bool gone_ = false;
   uint64_t sent_ = 0;
   uint64_t sentAtNs_ = 0;
+  uint64_t lastLatencyNs_ = 0; // send -> acknowledge of the previous signal
   std::thread thread_;
 };
 
