@@ -81,3 +81,19 @@ TEST(SignalTimer, NoticesTheTargetIsGone) {
   EXPECT_TRUE(timer.targetGone());
   EXPECT_EQ(timer.signalsSent(), 0u);
 }
+
+TEST(SignalTimer, WaitsAtLeastAsLongAsTheLastStopTookToArrive) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo);
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt});
+  waitFor([&] { return timer.inFlight(); });
+  // A slow stop: 40 ms from signal to acknowledgement, forty periods.
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  auto latency = timer.acknowledge();
+  ASSERT_TRUE(latency.has_value());
+  EXPECT_GE(*latency, 40'000'000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(timer.signalsSent(), 1u) << "the next signal came before the stop's own latency";
+  waitFor([&] { return timer.signalsSent() == 2; });
+  EXPECT_EQ(timer.signalsSent(), 2u);
+}
