@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <pthread.h>
 #include <random>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <string>
 
 namespace strobe {
 
@@ -16,7 +18,15 @@ uint64_t monotonicNs() {
       .count();
 }
 
-SignalTimer::SignalTimer(Config config) : config_(config), thread_([this] { run(); }) {}
+SignalTimer::SignalTimer(Config config) : config_(config) {
+  // The thread lives inside the debugger's process: with any signal unblocked, the kernel could
+  // hand it the debugger's own SIGCHLD, and GDB, waiting for that in sigsuspend, would hang.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
 
 SignalTimer::~SignalTimer() {
   {
@@ -57,28 +67,43 @@ uint64_t SignalTimer::signalsSent() const {
   return sent_;
 }
 
+namespace {
+
+// The inferior is held stopped (by the user at a prompt, or mid-stop): a signal sent now would
+// wait in the kernel, and a detach would then deliver it to a program it kills.
+bool heldStopped(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t end = text.rfind(')'); // the command name may itself hold spaces and parentheses
+  return end != std::string::npos && end + 2 < text.size() &&
+         (text[end + 2] == 't' || text[end + 2] == 'T');
+}
+
+} // namespace
+
 void SignalTimer::run() {
   std::mt19937_64 random(config_.pid ^ monotonicNs());
   std::uniform_real_distribution<double> spread(1.0 - config_.jitter, 1.0 + config_.jitter);
   const uint64_t start = monotonicNs();
+  uint64_t due = start; // when the next signal is due: one period after the previous was sent
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
     wake_.wait(lock, [this] { return stop_ || !inFlight_; });
-    // Never ask for the next stop sooner than the last one took to arrive: the inferior then runs
-    // at least half the time however slow stops are (many threads, a loaded machine), and the
-    // debugger is never still resuming threads when the next signal lands.
-    auto period = std::chrono::nanoseconds(
-        std::max(static_cast<uint64_t>(static_cast<double>(config_.periodNs) * spread(random)),
-                 lastLatencyNs_));
-    if (wake_.wait_for(lock, period, [this] { return stop_; }))
+    // Periods run from send to send, so the stop's own cost does not lower the rate; but never
+    // ask for the next stop sooner than the last one took to arrive: the inferior then runs at
+    // least half the time however slow stops are (many threads, a loaded machine).
+    due = std::max(due + static_cast<uint64_t>(config_.periodNs * spread(random)),
+                   monotonicNs() + lastLatencyNs_);
+    auto wait = std::chrono::nanoseconds(due - std::min(due, monotonicNs()));
+    if (wake_.wait_for(lock, wait, [this] { return stop_; }))
       break;
+    if (heldStopped(config_.pid)) {
+      due = monotonicNs(); // try again one period from now
+      continue;
+    }
     if (config_.durationNs && monotonicNs() - start >= *config_.durationNs)
       final_ = true;
-    // To the main thread, which lives as long as the process: a process-directed signal may land
-    // on a thread in the middle of exiting, whose stop GDB can lose (seen with 8 threads at 5 kHz).
-    // Only a main thread that has already exited makes it fall back to a process-directed one.
-    if (::syscall(SYS_tgkill, config_.pid, config_.pid, config_.signo) != 0 &&
-        ::kill(config_.pid, config_.signo) != 0) {
+    if (::kill(config_.pid, config_.signo) != 0) {
       gone_ = errno == ESRCH;
       continue;
     }

@@ -57,8 +57,10 @@ class Background:
     """A fixture process started outside the debugger (for attach and remote tests)."""
 
     def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, start_new_session=True)
+        # Output goes nowhere: an unread pipe fills up and blocks the program (gdbserver prints
+        # a line at every stop).
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
         time.sleep(0.3)
 
     @property
@@ -74,7 +76,6 @@ class Background:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        self.proc.stdout.close()
 
 
 def function_percentages(report):
