@@ -1,0 +1,128 @@
+"""strobe in GDB: captures of a launched, an attached and a remote (gdbserver) process, and of a
+multi-threaded one; the saved capture reads back the same in strobe-report."""
+import os
+import re
+import tempfile
+import time
+import unittest
+
+import harness
+
+ROW = re.compile(r"\s*\d+\s+[\d.]+%")
+
+
+def require_gdb():
+    # harness.require_built() wants the LLDB plugin too; these tests need only GDB's side.
+    for path in (harness.GDB_SCRIPT, harness.FIXTURES):
+        if not path or not os.path.exists(path):
+            raise unittest.SkipTest(f"not built: {path!r}")
+
+
+def sample_count(report):
+    return int(re.search(r"strobe profile: (\d+) samples", report).group(1))
+
+
+def table_rows(report):
+    return [line.rstrip() for line in report.splitlines() if ROW.match(line)]
+
+
+class LaunchedDemoTest(unittest.TestCase):
+    """One capture of the demo that GDB launched, examined by several tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_gdb()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.trace = os.path.join(cls.tmp.name, "demo.strobe")
+        cls.rc, cls.out = harness.gdb(
+            ["break main", "run", "strobe record --duration 3 --frequency 1000",
+             "echo <profile>\\n", "strobe profile --by function", "echo </profile>\\n",
+             f"strobe save {cls.trace}", "info breakpoints", "info signals SIG63"],
+            harness.fixture("demo"), ["8"])
+        cls.profile = cls.out.split("<profile>")[1].split("</profile>")[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_record_ends_at_the_duration(self):
+        self.assertEqual(self.rc, 0, self.out)
+        self.assertIn("strobe: sampling ended: the duration was reached", self.out)
+
+    def test_profile_matches_the_demo_construction(self):
+        self.assertGreaterEqual(sample_count(self.profile), 2000, self.profile)
+        shares = harness.function_percentages(self.profile)
+        for function, share in (("compute_sixty", 60), ("compute_thirty", 30), ("compute_ten", 10)):
+            self.assertAlmostEqual(shares.get(function, 0), share, delta=3, msg=self.profile)
+
+    def test_gdb_is_left_as_it_was(self):
+        self.assertNotIn("catchpoint", self.out)
+        self.assertRegex(self.out, r"SIG63\s+Yes\s+Yes\s+Yes")
+
+    def test_strobe_report_reads_the_saved_capture_back(self):
+        saved = f"strobe: saved {sample_count(self.profile)} samples to {self.trace}"
+        self.assertIn(saved, self.out)
+        rc, offline = harness.run([harness.STROBE_REPORT, self.trace, "profile"])
+        self.assertEqual(rc, 0, offline)
+        self.assertEqual(table_rows(offline), table_rows(self.profile))
+
+
+class AttachedAndRemoteTest(unittest.TestCase):
+    def setUp(self):
+        require_gdb()
+
+    def assert_demo_profile(self, out, delta):
+        shares = harness.function_percentages(out)
+        for function, share in (("compute_sixty", 60), ("compute_thirty", 30), ("compute_ten", 10)):
+            self.assertAlmostEqual(shares.get(function, 0), share, delta=delta, msg=out)
+
+    def test_attach_samples_and_the_process_outlives_the_detach(self):
+        with harness.Background([harness.fixture("demo"), "0"]) as demo:
+            rc, out = harness.gdb([f"attach {demo.pid}",
+                                   "strobe record --duration 2 --frequency 1000",
+                                   "strobe profile", "detach"])
+            self.assertEqual(rc, 0, out)
+            self.assertIn("the duration was reached", out)
+            self.assert_demo_profile(out, 5)
+            time.sleep(0.5)  # a stray sample signal would kill it now
+            self.assertIsNone(demo.proc.poll(), out)
+
+    def test_gdbserver_on_localhost(self):
+        port = harness.free_port()
+        # gdbserver 13 warns on every stop here ("regsets_store_inferior_registers: Bad address",
+        # strobe or not), and Background never reads its pipe: a full pipe would block gdbserver.
+        server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {harness.fixture('demo')} 10 "
+                              ">/dev/null 2>&1"]
+        with harness.Background(server):
+            rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break main", "continue",
+                                   "strobe record --duration 3 --frequency 500", "strobe profile",
+                                   "kill"], harness.fixture("demo"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("the duration was reached", out)
+        # A remote stop costs a few round trips, so a loaded machine gets few samples: check
+        # that they are the demo's, not the demo's exact shares.
+        self.assertGreaterEqual(sample_count(out), 100, out)
+        ranking = [f for f in harness.function_percentages(out) if f.startswith("compute_")]
+        self.assertEqual(ranking, ["compute_sixty", "compute_thirty", "compute_ten"], out)
+
+
+class ThreadsTest(unittest.TestCase):
+    def setUp(self):
+        require_gdb()
+
+    def test_every_thread_is_sampled(self):
+        rc, out = harness.gdb(["break main", "run", "strobe record --duration 2 --frequency 200",
+                               "strobe profile --by thread", "strobe profile --cpu"],
+                              harness.fixture("threads"), ["4"])
+        self.assertEqual(rc, 0, out)
+        # main, the parked thread, 8 workers, and short-lived threads that came and went
+        threads = int(re.search(r"samples of (\d+) threads", out).group(1))
+        self.assertGreaterEqual(threads, 10, out)
+        thread_rows = re.findall(r"^\s*(\d+)\s+threads\s", out, re.MULTILINE)  # tid, name
+        self.assertGreaterEqual(len(set(thread_rows)), 10, out)
+        cpu = out.split("(on-CPU")[1]
+        self.assertEqual(next(iter(harness.function_percentages(cpu))), "busy_worker", cpu)
+
+
+if __name__ == "__main__":
+    unittest.main()

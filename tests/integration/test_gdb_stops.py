@@ -1,0 +1,111 @@
+"""strobe in GDB: a stop strobe did not cause (a breakpoint, an exit, a crash) ends the capture,
+keeps its samples and reaches the user as it would without strobe; bad input fails in one line."""
+import os
+import re
+import tempfile
+import unittest
+
+import harness
+from test_gdb_capture import require_gdb
+
+
+class StopsReachTheUserTest(unittest.TestCase):
+    def setUp(self):
+        require_gdb()
+
+    def assert_no_leftovers(self, out):
+        self.assertNotIn("catchpoint", out)
+        self.assertNotIn("_strobe_stop", out)
+
+    def test_breakpoint_during_a_background_capture(self):
+        rc, out = harness.gdb(["break main", "run", "strobe start --no-resume --frequency 1000",
+                               "break compute_ten", "ignore $bpnum 5000", "continue",
+                               "info breakpoints", "strobe status"],
+                              harness.fixture("demo"), ["8"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"\nBreakpoint \d+, compute_ten \(\)")
+        self.assertIn("strobe: sampling ended: the process stopped at a breakpoint", out)
+        self.assertIn("strobe: idle; holding a capture (live)", out)
+        self.assert_no_leftovers(out)
+
+    def test_breakpoint_ends_a_record(self):
+        rc, out = harness.gdb(["break main", "run", "break compute_ten", "ignore $bpnum 5000",
+                               "strobe record --frequency 1000", "bt 1", "info breakpoints"],
+                              harness.fixture("demo"), ["8"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"\nBreakpoint 2, compute_ten \(\)")
+        self.assertRegex(out, r"the process stopped at a breakpoint; [1-9]\d* samples")
+        self.assertRegex(out, r"#0 +compute_ten \(\)")
+        self.assert_no_leftovers(out)
+
+    def test_exit_keeps_the_samples(self):
+        rc, out = harness.gdb(["break main", "run", "strobe record --frequency 500",
+                               "strobe profile"], harness.fixture("demo"), ["1"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"\[Inferior 1 \(process \d+\) exited normally\]")
+        self.assertRegex(out, r"the process exited with status 0; [1-9]\d* samples")
+        self.assertIn("compute_sixty", harness.function_percentages(out))
+
+    def test_crash_during_record_reaches_the_user(self):
+        rc, out = harness.gdb(["break main", "run", "strobe record --frequency 500", "bt 1",
+                               "strobe profile"], harness.fixture("crash"), ["1"])
+        self.assertIn("Program received signal SIGSEGV, Segmentation fault.", out)
+        self.assertRegex(out, r"the process received signal 11; [1-9]\d* samples")
+        self.assertRegex(out, r"#0 +main \(.*crash\.c")
+        self.assertIn("spin_for", harness.function_percentages(out))
+
+    def test_crash_during_a_background_capture_reaches_the_user(self):
+        rc, out = harness.gdb(["break main", "run", "strobe start --no-resume --frequency 500",
+                               "continue", "info breakpoints"], harness.fixture("crash"), ["1"])
+        self.assertIn("Program received signal SIGSEGV, Segmentation fault.", out)
+        self.assertRegex(out, r"strobe: sampling ended: the process received signal 11; [1-9]")
+        self.assert_no_leftovers(out)
+
+    def test_stop_while_the_process_runs(self):
+        rc, out = harness.gdb(["break main", "run", "strobe start --frequency 500", "strobe stop",
+                               "info breakpoints"], harness.fixture("demo"), ["8"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("strobe: sampling ended: 'strobe stop' was given", out)
+        self.assert_no_leftovers(out)
+
+
+class BadInputTest(unittest.TestCase):
+    def setUp(self):
+        require_gdb()
+
+    def assert_one_error_line(self, out, expected):
+        errors = [line for line in out.splitlines() if line.startswith("error:")]
+        self.assertEqual(errors, [expected], out)
+
+    def test_unknown_subcommand(self):
+        rc, out = harness.gdb(["strobe frobnicate"])
+        self.assertNotEqual(rc, 0)
+        self.assertEqual(out.strip(), "error: unknown subcommand 'frobnicate'; try 'strobe help'")
+
+    def test_record_without_a_process(self):
+        rc, out = harness.gdb(["strobe record"])
+        self.assertNotEqual(rc, 0)
+        self.assertEqual(out.strip(), "error: no process; launch or attach to one first "
+                                      "(strobe samples a running process)")
+
+    def test_start_twice(self):
+        rc, out = harness.gdb(["break main", "run", "strobe start --no-resume",
+                               "strobe start --no-resume", "strobe stop"],
+                              harness.fixture("demo"), ["1"])
+        self.assert_one_error_line(out, "error: sampling is already running; 'strobe stop' ends it")
+        self.assertIn("strobe: sampling ended: 'strobe stop' was given", out)
+
+    def test_a_failing_command_stops_a_gdb_script(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".gdb", delete=False) as script:
+            script.write("strobe profile\necho not reached\\n\n")
+        try:
+            rc, out = harness.gdb([f"source {script.name}"])
+        finally:
+            os.unlink(script.name)
+        self.assertNotEqual(rc, 0)
+        self.assertNotIn("not reached", out)
+        self.assertTrue(re.search(r"error: nothing captured yet", out), out)
+
+
+if __name__ == "__main__":
+    unittest.main()
