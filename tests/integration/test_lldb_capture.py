@@ -12,17 +12,7 @@ EXPECTED_SHARES = {"compute_sixty": 60.0, "compute_thirty": 30.0, "compute_ten":
 
 
 def require_lldb_plugin():
-    for path in (harness.LLDB_PLUGIN, harness.FIXTURES):
-        if not path or not os.path.exists(path):
-            raise unittest.SkipTest(f"not built: {path!r}")
-
-
-def ended(output):
-    """(how the capture ended, samples kept) from the engine's closing line."""
-    m = re.search(r"sampling ended: (.+?); (\d+) samples of (\d+) threads?", output)
-    if not m:
-        raise AssertionError(f"no end-of-capture line in:\n{output}")
-    return m.group(1), int(m.group(2))
+    harness.require_built(harness.LLDB_PLUGIN)
 
 
 class LldbCapture(unittest.TestCase):
@@ -45,7 +35,7 @@ class LldbCapture(unittest.TestCase):
              "process handle SIGRTMAX-1"],
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the duration was reached", out)
         # At 1 kHz the stops themselves take a third or more of each period on a small machine;
         # the sample count and so the precision depend on its load (the ±3 points check with a
@@ -61,7 +51,7 @@ class LldbCapture(unittest.TestCase):
             ["b main", "run", "strobe record --samples 2500 --frequency 1000", "strobe profile"],
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(samples, 2500, out)
         self.assert_demo_profile(out)
 
@@ -71,7 +61,7 @@ class LldbCapture(unittest.TestCase):
                                     "strobe record --samples 2000 --frequency 1000",
                                     "strobe profile", "detach"])
         self.assertEqual(rc, 0, out)
-        self.assertEqual(ended(out)[1], 2000, out)
+        self.assertEqual(harness.ended(out)[1], 2000, out)
         self.assert_demo_profile(out, points=5.0)  # precision is the launched test's business
         self.assertIn("detached", out)
 
@@ -87,7 +77,7 @@ class LldbCapture(unittest.TestCase):
                                     "strobe record --samples 2000 --frequency 1000",
                                     "strobe profile", "process kill"])
         self.assertEqual(rc, 0, out)
-        self.assertEqual(ended(out)[1], 2000, out)
+        self.assertEqual(harness.ended(out)[1], 2000, out)
         self.assert_demo_profile(out, points=5.0)
 
     def test_every_thread_is_sampled(self):
@@ -98,7 +88,7 @@ class LldbCapture(unittest.TestCase):
              "strobe profile"],
             harness.fixture("threads"), ["4"])
         self.assertEqual(rc, 0, out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the duration was reached", out)
         m = re.search(r"(\d+) samples \(wall-clock\), (\d+) threads", out)
         self.assertIsNotNone(m, out)

@@ -18,17 +18,7 @@ DEMO_DONE = "demo.c:33"
 
 
 def require_lldb_plugin():
-    for path in (harness.LLDB_PLUGIN, harness.FIXTURES):
-        if not path or not os.path.exists(path):
-            raise unittest.SkipTest(f"not built: {path!r}")
-
-
-def ended(output):
-    """(how the capture ended, samples kept) from the engine's closing line."""
-    m = re.search(r"sampling ended: (.+?); (\d+) samples of (\d+) threads?", output)
-    if not m:
-        raise AssertionError(f"no end-of-capture line in:\n{output}")
-    return m.group(1), int(m.group(2))
+    harness.require_built(harness.LLDB_PLUGIN)
 
 
 class LldbStops(unittest.TestCase):
@@ -42,7 +32,7 @@ class LldbStops(unittest.TestCase):
              "strobe status", "process handle SIGRTMAX-1"],
             harness.fixture("demo"), ["1"])
         self.assertEqual(rc, 0, out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process stopped at a breakpoint", out)
         self.assertGreater(samples, 100, out)
         self.assertRegex(out, r"stop reason = breakpoint 2\.1", out)
@@ -59,7 +49,7 @@ class LldbStops(unittest.TestCase):
                                harness.fixture("demo"), ["1"])
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"Process \d+ exited with status = 0 \(0x00000000\)", out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process exited with status 0", out)
         self.assertGreater(samples, 300, out)
         self.assertIn("compute_sixty", harness.function_percentages(out), out)
@@ -70,7 +60,7 @@ class LldbStops(unittest.TestCase):
                                harness.fixture("crash"), ["0.5"])
         self.assertIn("stop reason = signal SIGSEGV", out)
         self.assertRegex(out, r"-> 18\s+return \*null_pointer;", out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process received signal 11", out)
         self.assertGreater(samples, 100, out)
         self.assertIn("spin_for", harness.function_percentages(out), out)
@@ -84,7 +74,7 @@ class LldbStops(unittest.TestCase):
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"strobe: sampling pid \d+ at 1000 Hz for 2\.\d+ s: \d+ samples", out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "'strobe stop' was given", out)
         self.assertGreater(samples, 500, out)
         self.assertRegex(out, r"Process \d+ is running", out)
@@ -100,7 +90,7 @@ class LldbStops(unittest.TestCase):
              "script import time; time.sleep(2.5)", "process status", "strobe status",
              "continue"],
             harness.fixture("crash"), ["1"])
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process stopped at a breakpoint", out)
         self.assertGreater(samples, 200, out)
         self.assertGreaterEqual(out.count("stop reason = breakpoint 2.1"), 2, out)
@@ -116,7 +106,7 @@ class LldbStops(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"Process \d+ resuming", out)
         self.assertRegex(out, r"Process \d+ exited with status = 0", out)
-        reason, samples = ended(out)
+        reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process exited with status 0", out)
         self.assertGreater(samples, 300, out)
         self.assertNotIn(f"signal {SAMPLE_SIGNAL}", out)
