@@ -28,9 +28,14 @@ ptrace_tool = f"{build}/bench/ptrace_sample"
 FUNCTIONS = ("compute_sixty", "compute_thirty", "compute_ten")
 
 
-def sh(argv, timeout=900):
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    return p.stdout + p.stderr
+def sh(argv, timeout=180):
+    """Runs a command; a run that hangs is killed and reported as such in its output."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        return p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        return f"{e.stdout or ''}\n(killed after {timeout} s: hung)\n"
 
 
 def demo_seconds(text):

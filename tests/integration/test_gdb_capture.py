@@ -32,10 +32,10 @@ class LaunchedDemoTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.trace = os.path.join(cls.tmp.name, "demo.strobe")
         cls.rc, cls.out = harness.gdb(
-            ["break main", "run", "strobe record --duration 3 --frequency 1000",
+            ["break main", "run", "strobe record --duration 4 --frequency 1000",
              "echo <profile>\\n", "strobe profile --by function", "echo </profile>\\n",
              f"strobe save {cls.trace}", "info breakpoints", "info signals SIG63"],
-            harness.fixture("demo"), ["8"])
+            harness.fixture("demo"), ["10"])
         cls.profile = cls.out.split("<profile>")[1].split("</profile>")[0]
 
     @classmethod
