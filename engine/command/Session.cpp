@@ -340,8 +340,8 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     for (const Sample &sample : capture->samples)
       profile.add(sample);
     captureOrigin = cmd.positionals[0];
-    out += fmt::format("strobe: loaded {} samples of {} threads from {}\n", capture->samples.size(),
-                       capture->threads.size(), cmd.positionals[0]);
+    out += fmt::format("strobe: loaded {} samples of {} from {}\n", capture->samples.size(),
+                       plural(capture->threads.size(), "thread"), cmd.positionals[0]);
     return true;
   }
   throw Failure(fmt::format("'{}' is not implemented", name));
