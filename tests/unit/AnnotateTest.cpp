@@ -24,7 +24,12 @@ namespace {
 class Annotate : public ::testing::Test {
 protected:
   void SetUp() override {
-    source = (std::filesystem::path(::testing::TempDir()) / "strobe_annotate_demo.c").string();
+    // A folder per test: ctest runs the tests of this fixture in parallel processes.
+    directory = std::filesystem::path(::testing::TempDir()) /
+                ("strobe_annotate_" +
+                 std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(directory);
+    source = (directory / "strobe_annotate_demo.c").string();
     std::ofstream(source) << "#include <stdio.h>\n"
                              "\n"
                              "int compute(int x) {\n"
@@ -54,7 +59,7 @@ protected:
     sampleAt(0x40100f, 20);
     sampleAt(0x401100, 100);
   }
-  void TearDown() override { std::filesystem::remove(source); }
+  void TearDown() override { std::filesystem::remove_all(directory); }
 
   void sampleAt(uint64_t pc, int n, bool onCpu = true) {
     if (!c.symbols.count(pc))
@@ -87,6 +92,7 @@ protected:
 
   Capture c;
   std::string source;
+  std::filesystem::path directory;
 };
 
 const char *const kListing = "samples     fn%  address   instruction\n"

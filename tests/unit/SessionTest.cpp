@@ -130,7 +130,8 @@ TEST_F(SessionTest, OfflineSessionRefusesCapturing) {
 }
 
 TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
-  std::string path = ::testing::TempDir() + "/session-output.strobe";
+  std::string path =
+      ::testing::TempDir() + "/session-output-" + std::to_string(getpid()) + ".strobe";
   run("record --samples 4 --frequency 2000 --output " + path);
   Session reader(nullptr, "strobe-report");
   std::string out;
