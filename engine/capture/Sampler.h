@@ -20,7 +20,6 @@ public:
   // Symbolizes the pcs seen since the last call and captures the code of newly seen functions.
   void symbolizePending();
   void refreshModules();
-  bool modulesStale() const { return modulesStale_; }
 
 private:
   bool onCpu(uint64_t tid, bool inSyscall);

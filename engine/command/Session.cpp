@@ -22,11 +22,6 @@ struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string describeDuration(uint64_t ns) {
-  return ns >= 1'000'000'000 ? fmt::format("{:.2f} s", ns / 1e9)
-                             : fmt::format("{:.1f} ms", ns / 1e6);
-}
-
 std::string plural(uint64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -184,7 +179,7 @@ void Session::Impl::finish(const std::string &reason) {
   endMessage = fmt::format("strobe: sampling ended: {}; {} samples of {} in {} kept "
                            "(see 'strobe profile')",
                            reason, c.samples.size(), plural(c.threads.size(), "thread"),
-                           describeDuration(c.durationNs)) +
+                           formatDuration(c.durationNs)) +
                outputNote;
 }
 
@@ -236,9 +231,9 @@ std::string Session::Impl::status() const {
   if (live)
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
                        1e9 / capture->header.periodNs,
-                       describeDuration(monotonicNs() - live->startNs), counts, cost);
+                       formatDuration(monotonicNs() - live->startNs), counts, cost);
   return fmt::format("strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin,
-                     counts, describeDuration(capture->durationNs),
+                     counts, formatDuration(capture->durationNs),
                      capture->endReason.empty() ? "" : "; ended because " + capture->endReason,
                      cost);
 }
