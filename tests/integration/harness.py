@@ -96,6 +96,20 @@ def function_percentages(report):
     return result
 
 
+DEMO_SHARES = {"compute_sixty": 60.0, "compute_thirty": 30.0, "compute_ten": 10.0}
+
+
+def assert_demo_shares(test, report, points=3.0):
+    """The demo's three functions take 60 / 30 / 10 % of the CPU by construction. Tests on
+    captures whose sample count depends on the machine's load allow more points: a preempted
+    program makes neighbouring samples land close together, widening the spread past what the
+    count alone predicts."""
+    shares = function_percentages(report)
+    for function, expected in DEMO_SHARES.items():
+        test.assertIn(function, shares, report)
+        test.assertAlmostEqual(shares[function], expected, delta=points, msg=report)
+
+
 def require_built(*paths):
     """Skips the test when a debugger's front-end (LLDB_PLUGIN, GDB_SCRIPT) was not built."""
     for path in (*paths, FIXTURES):

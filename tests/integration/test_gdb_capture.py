@@ -48,9 +48,7 @@ class LaunchedDemoTest(unittest.TestCase):
 
     def test_profile_matches_the_demo_construction(self):
         self.assertGreaterEqual(sample_count(self.profile), 2000, self.profile)
-        shares = harness.function_percentages(self.profile)
-        for function, share in (("compute_sixty", 60), ("compute_thirty", 30), ("compute_ten", 10)):
-            self.assertAlmostEqual(shares.get(function, 0), share, delta=3, msg=self.profile)
+        harness.assert_demo_shares(self, self.profile)
 
     def test_gdb_is_left_as_it_was(self):
         self.assertNotIn("catchpoint", self.out)
@@ -68,11 +66,6 @@ class AttachedAndRemoteTest(unittest.TestCase):
     def setUp(self):
         require_gdb()
 
-    def assert_demo_profile(self, out, delta):
-        shares = harness.function_percentages(out)
-        for function, share in (("compute_sixty", 60), ("compute_thirty", 30), ("compute_ten", 10)):
-            self.assertAlmostEqual(shares.get(function, 0), share, delta=delta, msg=out)
-
     def test_attach_samples_and_the_process_outlives_the_detach(self):
         with harness.Background([harness.fixture("demo"), "0"]) as demo:
             rc, out = harness.gdb([f"attach {demo.pid}",
@@ -80,7 +73,7 @@ class AttachedAndRemoteTest(unittest.TestCase):
                                    "strobe profile", "detach"])
             self.assertEqual(rc, 0, out)
             self.assertIn("the duration was reached", out)
-            self.assert_demo_profile(out, 5)
+            harness.assert_demo_shares(self, out, 5)
             time.sleep(0.5)  # a stray sample signal would kill it now
             self.assertIsNone(demo.proc.poll(), out)
 
