@@ -1,0 +1,127 @@
+#include "isa/CapstoneDescribe.h"
+#include "isa/CapstoneGaps.h"
+#include "isa/InstructionInfo.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <type_traits>
+
+namespace strobe {
+
+static_assert(std::is_same_v<csh, size_t>);
+
+namespace {
+// rcx in the x86-64 register table: the count of a rep string instruction.
+const unsigned kCountRegister = [] {
+  const RegisterTable &table = registerTable(Isa::X86_64);
+  return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), "rcx") -
+                               table.regs.begin());
+}();
+} // namespace
+
+uint64_t effectiveAddress(const MemoryOperand &op, const InstructionInfo &insn,
+                          std::span<const uint64_t> regs) {
+  auto reg = [&](unsigned i) -> uint64_t { return i < regs.size() ? regs[i] : 0; };
+  uint64_t address = 0;
+  if (op.pcRelative)
+    address = insn.address + (insn.isa == Isa::X86_64 ? insn.length : 0);
+  else if (op.base)
+    address = reg(*op.base);
+  if (op.index) {
+    uint64_t index = reg(*op.index);
+    if (op.indexExtend == IndexExtend::Uxtw)
+      index = static_cast<uint32_t>(index);
+    else if (op.indexExtend == IndexExtend::Sxtw)
+      index = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(index)));
+    address += index * op.scale;
+  }
+  if (op.writeback != Writeback::PostIndex)
+    address += static_cast<uint64_t>(op.displacement);
+  if (op.address32)
+    address = static_cast<uint32_t>(address);
+  if (op.segmentBase)
+    address += reg(*op.segmentBase);
+  return address;
+}
+
+InstructionDecoder::InstructionDecoder(Isa isa, RepeatedStrings repeated)
+    : isa_(isa), repeated_(repeated), cache_(kCacheEntries) {
+  cs_arch arch = isa == Isa::X86_64 ? CS_ARCH_X86 : CS_ARCH_ARM64;
+  cs_mode mode = isa == Isa::X86_64 ? CS_MODE_64 : CS_MODE_ARM;
+  if (cs_err err = cs_open(arch, mode, &handle_); err != CS_ERR_OK)
+    throw std::runtime_error(fmt::format("capstone: {}", cs_strerror(err)));
+  cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
+  insn_ = cs_malloc(handle_);
+  if (!insn_) {
+    cs_close(&handle_);
+    throw std::runtime_error("capstone: cannot allocate an instruction");
+  }
+}
+
+InstructionDecoder::~InstructionDecoder() {
+  cs_free(insn_, 1);
+  cs_close(&handle_);
+}
+
+std::optional<InstructionInfo> InstructionDecoder::decodeUncached(std::span<const uint8_t> bytes,
+                                                                  uint64_t pc) {
+  const uint8_t *code = bytes.data();
+  size_t size = bytes.size();
+  uint64_t at = pc;
+  if (!cs_disasm_iter(handle_, &code, &size, &at, insn_))
+    return isa_ == Isa::X86_64 ? describeX86VexGap(bytes, pc) : describeAArch64Gap(bytes, pc);
+  InstructionInfo info;
+  info.isa = isa_;
+  info.address = pc;
+  info.length = insn_->size;
+  if (isa_ == Isa::X86_64)
+    describeX86(*insn_, info);
+  else
+    describeAArch64(*insn_, info);
+  return info;
+}
+
+const InstructionInfo *InstructionDecoder::lookup(std::span<const uint8_t> bytes, uint64_t pc) {
+  // A decoded instruction depends only on its own bytes and address: a hit needs both to match.
+  CacheEntry &entry = cache_[(pc ^ (pc >> 12)) % cache_.size()];
+  if (entry.info && entry.info->address == pc && bytes.size() >= entry.info->length &&
+      std::equal(bytes.begin(), bytes.begin() + entry.info->length, entry.bytes.begin()))
+    return &*entry.info;
+  std::optional<InstructionInfo> info = decodeUncached(bytes, pc);
+  if (!info)
+    return nullptr;
+  entry.info = std::move(info);
+  std::copy_n(bytes.begin(), entry.info->length, entry.bytes.begin());
+  return &*entry.info;
+}
+
+std::optional<InstructionInfo> InstructionDecoder::decode(std::span<const uint8_t> bytes,
+                                                          uint64_t pc) {
+  const InstructionInfo *info = lookup(bytes, pc);
+  return info ? std::optional<InstructionInfo>(*info) : std::nullopt;
+}
+
+std::optional<std::vector<MemorySlot>> InstructionDecoder::slots(std::span<const uint8_t> bytes,
+                                                                 uint64_t pc,
+                                                                 std::span<const uint64_t> regs) {
+  const InstructionInfo *info = lookup(bytes, pc);
+  if (!info)
+    return std::nullopt;
+  std::vector<MemorySlot> out;
+  if (info->repeated && repeated_ == RepeatedStrings::OneIterationPerStep) {
+    uint64_t count = regs.size() > kCountRegister ? regs[kCountRegister] : 0;
+    if (!info->memory.empty() && info->memory.front().address32)
+      count = static_cast<uint32_t>(count);
+    if (count == 0)
+      return out;
+  } else if (info->unusual) {
+    return std::nullopt;
+  }
+  out.reserve(info->memory.size());
+  for (const MemoryOperand &op : info->memory)
+    out.push_back({effectiveAddress(op, *info, regs), op.size, op.read, op.write});
+  return out;
+}
+
+} // namespace strobe
