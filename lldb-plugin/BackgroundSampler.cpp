@@ -10,6 +10,15 @@
 #include <signal.h>
 
 namespace strobe::lldb_plugin {
+namespace {
+
+thread_local const BackgroundSampler *samplerOfThisThread = nullptr;
+
+} // namespace
+
+bool BackgroundSampler::endingOnThisThread() {
+  return samplerOfThisThread && samplerOfThisThread->exitRequested_;
+}
 
 BackgroundSampler::BackgroundSampler(LldbTarget &target, lldb::SBProcess process, int signo)
     : target_(target), process_(process), signo_(signo), wasAsync_(target.debugger().GetAsync()) {
@@ -34,6 +43,7 @@ void BackgroundSampler::stop() {
 }
 
 void BackgroundSampler::run() {
+  samplerOfThisThread = this;
   for (;;) {
     lldb::SBError error = LldbTarget::continueProcess(process_);
     StopEvent event;

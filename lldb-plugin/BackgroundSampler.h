@@ -44,6 +44,9 @@ public:
   // From the thread itself (the session ended the capture inside onStop()): end after this stop.
   void requestExit() { exitRequested_ = true; }
   bool onThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // Called on a background sampler's thread that has been asked to end (from LLDB callbacks
+  // that run on whichever thread resumed the process).
+  static bool endingOnThisThread();
   bool finished() const { return finished_; }
 
 private:

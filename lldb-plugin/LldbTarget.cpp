@@ -1,11 +1,13 @@
 #include "LldbTarget.h"
 
 #include "BackgroundSampler.h"
+#include "Locations.h"
 #include "command/Session.h"
 
 #include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBlock.h>
 #include <lldb/API/SBCommandInterpreter.h>
+#include <lldb/API/SBData.h>
 #include <lldb/API/SBError.h>
 #include <lldb/API/SBFile.h>
 #include <lldb/API/SBFileSpec.h>
@@ -201,7 +203,9 @@ private:
   LldbTarget::SignalHandling saved_;
 };
 
-LldbTarget::LldbTarget(lldb::SBDebugger debugger) : debugger_(debugger) {}
+LldbTarget::LldbTarget(lldb::SBDebugger debugger)
+    : debugger_(debugger),
+      hidden_([this](const BreakpointHandler &handler, uint64_t tid) { runHit(handler, tid); }) {}
 
 lldb::SBError LldbTarget::continueProcess(lldb::SBProcess &process) {
   lldb::SBError error;
@@ -295,10 +299,13 @@ std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
 }
 
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
-  lldb::SBThread thread = selectedProcess().GetThreadByID(tid);
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetThreadByID(tid);
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
   if (!frame.IsValid())
     return false;
+  if (setup_.process != process.GetUniqueID())
+    learnSetup(); // a breakpoint's handler may read a process no capture was armed on
   const RegisterTable &table = registerTable(setup_.isa);
   out.tid = tid;
   out.regs.assign(table.regs.size(), 0);
@@ -410,19 +417,117 @@ std::vector<uint8_t> LldbTarget::readMemory(uint64_t addr, size_t size) {
   return bytes;
 }
 
-std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
-  if (background_ && background_->finished())
-    background_.reset();
-  settle();
+uint64_t LldbTarget::currentThread() { return selectedProcess().GetSelectedThread().GetThreadID(); }
+
+bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBFrame frame = process.GetThreadByID(tid).GetFrameAtIndex(0);
+  if (!frame.IsValid())
+    return false;
+  if (setup_.process != process.GetUniqueID())
+    learnSetup();
+  if (setup_.remote && setup_.remote->readExtended(tid, out.values))
+    return true;
+  const RegisterTable &table = registerTable(setup_.isa);
+  out.values.assign(table.extSlots(), 0);
+  auto slot = out.values.begin();
+  bool any = false;
+  for (const ExtRegister &reg : table.ext) {
+    // Register values are little-endian on both ISAs; a shorter one (fctrl, fpsr) is
+    // zero-extended, one LLDB does not have reads as 0, like readThread()'s.
+    if (lldb::SBValue value = frame.FindRegister(std::string(reg.name).c_str()); value.IsValid()) {
+      value.SetPreferSyntheticValue(false);
+      lldb::SBData data = value.GetData();
+      lldb::SBError error;
+      size_t size = std::min<size_t>(data.GetByteSize(), reg.bytes);
+      if (data.ReadRawData(error, 0, &*slot, size) == size && error.Success())
+        any = true;
+    }
+    slot += reg.bytes / 8;
+  }
+  return any;
+}
+
+std::vector<uint64_t> LldbTarget::resolve(std::string_view location) {
+  return resolveLocation(selectedTarget(), location);
+}
+
+void LldbTarget::learnSetup() {
+  lldb::SBProcess process = selectedProcess();
   setup_ = {};
+  setup_.process = process.GetUniqueID();
   setup_.isa = isa();
   setup_.host = isHostProcess();
   setup_.pid = pid();
   for (std::string_view name : registerTable(setup_.isa).regs)
     setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
   setup_.absent.assign(setup_.names.size(), false);
-  setup_.remote = RemoteRegisters::learn(debugger_, selectedProcess(), setup_.names);
+  setup_.remote =
+      RemoteRegisters::learn(debugger_, process, setup_.names, registerTable(setup_.isa).ext);
+}
+
+std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
+  if (background_ && background_->finished())
+    background_.reset();
+  settle();
+  learnSetup();
   return std::make_unique<LldbArming>(*this, session, selectedProcess(), signo);
+}
+
+StopEvent LldbTarget::stepInstruction(uint64_t tid) {
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  if (!thread.IsValid())
+    return {StopEvent::Kind::Other, tid, 0, 0, "no thread " + std::to_string(tid)};
+  lldb::SBError error;
+  {
+    // Synchronous, so that the step's stop is nobody else's; the thread plan of `thread
+    // step-inst` runs the thread alone.
+    SynchronousExecution synchronous(debugger_);
+    HiddenBreakpoints::StopOnHit stopOnHit(hidden_);
+    thread.StepInstruction(false, error);
+  }
+  if (error.Fail())
+    return {StopEvent::Kind::Other, tid, 0, 0,
+            error.GetCString() ? error.GetCString() : "the thread did not step"};
+  if (process.GetState() != lldb::eStateStopped)
+    return describeStop(process); // exited, or gone
+  // Only the stepped thread ran: the others keep the reasons of earlier stops.
+  lldb::StopReason reason = thread.GetStopReason();
+  if (reason != lldb::eStopReasonPlanComplete && reason != lldb::eStopReasonTrace &&
+      reason != lldb::eStopReasonNone && !stoppedAtHiddenBreakpoint(thread))
+    return threadEvent(thread);
+  // Landing on one of strobe's breakpoints ran its handler (see StopOnHit): still a step.
+  return {StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
+}
+
+std::unique_ptr<Breakpoint> LldbTarget::insertBreakpoint(uint64_t address,
+                                                         BreakpointHandler handler) {
+  return hidden_.insert(selectedTarget(), address, std::move(handler));
+}
+
+void LldbTarget::runHit(const BreakpointHandler &handler, uint64_t tid) {
+  std::unique_lock lock(sessionMutex_, std::defer_lock);
+  while (!lock.try_lock()) {
+    // `strobe stop` holds the session while it waits for the background thread to end: the
+    // capture ends at this stop, and this hit goes unrecorded rather than blocking it.
+    if (BackgroundSampler::endingOnThisThread())
+      return;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  handler(tid);
+}
+
+bool LldbTarget::stoppedAtHiddenBreakpoint(lldb::SBThread &thread) {
+  if (thread.GetStopReason() != lldb::eStopReasonBreakpoint)
+    return false;
+  lldb::SBTarget target = selectedTarget();
+  // The reason's data: a (breakpoint, location) pair for each owner of the site.
+  size_t count = thread.GetStopReasonDataCount();
+  for (size_t i = 0; i + 1 < count; i += 2)
+    if (!hidden_.owns(target, static_cast<lldb::break_id_t>(thread.GetStopReasonDataAtIndex(i))))
+      return false;
+  return count >= 2;
 }
 
 StopEvent LldbTarget::describeStop(lldb::SBProcess &process) {
@@ -454,31 +559,39 @@ StopEvent LldbTarget::describeStop(lldb::SBProcess &process) {
     if (!thread.IsValid())
       continue;
     lldb::StopReason reason = thread.GetStopReason();
-    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid)
+    // A trace is LLDB stepping a thread over a breakpoint inside one resume; a thread it stepped
+    // keeps that reason while LLDB steps the next one, which a sample signal may interrupt.
+    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid ||
+        reason == lldb::eStopReasonTrace || stoppedAtHiddenBreakpoint(thread))
       continue;
-    int signo = reason == lldb::eStopReasonSignal
-                    ? static_cast<int>(thread.GetStopReasonDataAtIndex(0))
-                    : 0;
-    if (signo != 0 && signo == armedSignal_) {
+    if (reason == lldb::eStopReasonSignal &&
+        static_cast<int>(thread.GetStopReasonDataAtIndex(0)) == armedSignal_) {
       sampled = true;
       sampleThread = thread.GetThreadID();
       continue;
     }
-    event.kind = reason == lldb::eStopReasonSignal       ? StopEvent::Kind::Signal
-                 : reason == lldb::eStopReasonBreakpoint ? StopEvent::Kind::Breakpoint
-                                                         : StopEvent::Kind::Other;
-    event.tid = thread.GetThreadID();
-    event.signo = signo;
-    char description[256] = {};
-    thread.GetStopDescription(description, sizeof description);
-    event.description = description;
-    return event;
+    return threadEvent(thread);
   }
   if (sampled) {
     event.kind = StopEvent::Kind::Signal;
     event.tid = sampleThread;
     event.signo = armedSignal_;
   }
+  return event;
+}
+
+StopEvent LldbTarget::threadEvent(lldb::SBThread &thread) {
+  StopEvent event;
+  lldb::StopReason reason = thread.GetStopReason();
+  event.kind = reason == lldb::eStopReasonSignal       ? StopEvent::Kind::Signal
+               : reason == lldb::eStopReasonBreakpoint ? StopEvent::Kind::Breakpoint
+                                                       : StopEvent::Kind::Other;
+  event.tid = thread.GetThreadID();
+  if (reason == lldb::eStopReasonSignal)
+    event.signo = static_cast<int>(thread.GetStopReasonDataAtIndex(0));
+  char description[256] = {};
+  thread.GetStopDescription(description, sizeof description);
+  event.description = description;
   return event;
 }
 
@@ -502,7 +615,8 @@ std::string LldbTarget::stopStatus() {
   for (uint32_t i = 0; i < process.GetNumThreads(); ++i) {
     lldb::SBThread thread = process.GetThreadAtIndex(i);
     lldb::StopReason reason = thread.GetStopReason();
-    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid)
+    if (reason == lldb::eStopReasonNone || reason == lldb::eStopReasonInvalid ||
+        stoppedAtHiddenBreakpoint(thread))
       continue;
     lldb::SBStream status;
     thread.GetStatus(status);

@@ -2,6 +2,7 @@
 // one instance serves a whole debugger session whatever the user launches or attaches to.
 #pragma once
 
+#include "HiddenBreakpoints.h"
 #include "RemoteRegisters.h"
 #include "target/Target.h"
 
@@ -9,6 +10,7 @@
 #include <lldb/API/SBDebugger.h>
 #include <lldb/API/SBProcess.h>
 #include <lldb/API/SBTarget.h>
+#include <lldb/API/SBThread.h>
 #include <lldb/API/SBUnixSignals.h>
 
 #include <memory>
@@ -39,17 +41,25 @@ public:
   std::vector<ModuleInfo> modules() override;
   SymbolInfo symbolize(uint64_t pc) override;
   std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override;
+  uint64_t currentThread() override;
+  bool readExtended(uint64_t tid, ExtendedSnapshot &out) override;
+  std::vector<uint64_t> resolve(std::string_view location) override;
 
   std::unique_ptr<Arming> arm(Session &session, int signo) override;
   StopEvent runUntilUserStop() override;
   void resumeInBackground() override;
   bool isRunning() override;
+  StopEvent stepInstruction(uint64_t tid) override;
+  std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
+                                               BreakpointHandler handler) override;
 
   void print(std::string_view text) override;
 
-  // Serialises the engine: every `strobe` command and every stop reported from the background
-  // thread run under it, so the session never sees two threads at once.
-  std::mutex &sessionMutex() { return sessionMutex_; }
+  // Serialises the engine: every `strobe` command, every stop reported from the background
+  // thread and every hit of strobe's breakpoints run under it, so the session never sees two
+  // threads at once. Recursive: a breakpoint's hit runs on the thread that resumed the process,
+  // which is inside a `strobe` command when that command resumed it.
+  std::recursive_mutex &sessionMutex() { return sessionMutex_; }
 
   // Holds the session for one `strobe` command. print() from the command's thread writes into
   // its result, in order with the command's own output; at the end, settle() runs.
@@ -64,7 +74,7 @@ public:
 
   private:
     LldbTarget &target_;
-    std::unique_lock<std::mutex> lock_;
+    std::unique_lock<std::recursive_mutex> lock_;
   };
 
   // SBProcess::Continue(), retried for up to 0.1 s while it fails because another thread holds
@@ -73,6 +83,8 @@ public:
   static lldb::SBError continueProcess(lldb::SBProcess &process);
   // Why `process` stopped, preferring a reason strobe did not cause.
   StopEvent describeStop(lldb::SBProcess &process);
+  // The stop of one thread as its own reason describes it.
+  static StopEvent threadEvent(lldb::SBThread &thread);
   // LLDB's own words for the current stop, as `process continue` would have shown them.
   std::string stopStatus();
   lldb::SBDebugger &debugger() { return debugger_; }
@@ -97,8 +109,9 @@ private:
     bool stop = false, notify = false, suppress = false;
   };
 
-  // What readThread() needs for a whole capture, learnt once when it is armed.
+  // What readThread() needs, learnt once per process (and again when a capture is armed).
   struct CaptureSetup {
+    uint32_t process = 0; // SBProcess::GetUniqueID(); 0 before anything was learnt
     Isa isa = Isa::X86_64;
     bool host = false;
     int pid = 0;
@@ -109,6 +122,11 @@ private:
 
   lldb::SBTarget selectedTarget() { return debugger_.GetSelectedTarget(); }
   lldb::SBProcess selectedProcess() { return selectedTarget().GetProcess(); }
+  void learnSetup();
+  // A hit of one of strobe's breakpoints: its handler, serialised with the engine.
+  void runHit(const BreakpointHandler &handler, uint64_t tid);
+  // The thread stopped at one of strobe's breakpoints and nothing else.
+  bool stoppedAtHiddenBreakpoint(lldb::SBThread &thread);
   std::optional<uint64_t> syscallNumber(uint64_t tid);
   // The user's handling back; or, when a sample signal may still arrive, the signal discarded
   // silently (stop, notify and pass off) so that it cannot reach the program.
@@ -127,11 +145,12 @@ private:
   void resumeAsUser(lldb::SBProcess &process);
 
   lldb::SBDebugger debugger_;
-  std::mutex sessionMutex_;
+  std::recursive_mutex sessionMutex_;
   Session *armedSession_ = nullptr;
   int armedSignal_ = 0;
   CaptureSetup setup_;
   std::vector<bool> filled_; // reused by readThread()
+  HiddenBreakpoints hidden_;
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;
   bool resumeOwed_ = false;

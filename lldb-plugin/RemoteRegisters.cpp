@@ -13,13 +13,15 @@ namespace {
 // lldb-server numbers at most a few hundred registers; the general-purpose ones come first.
 constexpr unsigned kMaxRegisterNumber = 512;
 
-std::optional<unsigned> hexNumber(std::string_view text) {
+std::optional<unsigned> number(std::string_view text, int base) {
   unsigned value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (error != std::errc() || end != text.data() + text.size() || text.empty())
     return std::nullopt;
   return value;
 }
+
+std::optional<unsigned> hexNumber(std::string_view text) { return number(text, 16); }
 
 // A register value as the protocol sends it: its bytes in target (little-endian) order, in hex.
 std::optional<uint64_t> littleEndianHex(std::string_view text) {
@@ -68,37 +70,83 @@ std::string RemoteRegisters::request(const std::string &packet) {
 
 std::optional<RemoteRegisters> RemoteRegisters::learn(lldb::SBDebugger debugger,
                                                       lldb::SBProcess process,
-                                                      std::span<const std::string> names) {
+                                                      std::span<const std::string> names,
+                                                      std::span<const ExtRegister> ext) {
   const char *plugin = process.GetPluginName();
   if (!plugin || std::string_view(plugin) != "gdb-remote")
     return std::nullopt;
   RemoteRegisters registers(debugger);
+  registers.extFields_.resize(ext.size());
+  for (size_t i = 0; i < ext.size(); ++i) {
+    registers.extFields_[i].slot = registers.extSlots_;
+    registers.extSlots_ += ext[i].bytes / 8;
+  }
   std::vector<bool> resolved(names.size(), false);
-  size_t unresolved = names.size();
-  for (unsigned number = 0; number < kMaxRegisterNumber && unresolved > 0; ++number) {
+  size_t unresolved = names.size() + ext.size();
+  for (unsigned n = 0; n < kMaxRegisterNumber && unresolved > 0; ++n) {
     char packet[32];
-    std::snprintf(packet, sizeof packet, "qRegisterInfo%x", number);
+    std::snprintf(packet, sizeof packet, "qRegisterInfo%x", n);
     std::string reply = registers.request(packet);
     if (reply.empty() || reply[0] == 'E')
       break; // past the last register
-    bool fits = true;
-    std::optional<size_t> slot;
+    std::string_view name, alias;
+    std::optional<unsigned> bits, offset;
+    bool view = false; // a part of other registers (eax), not in the register file by itself
     forEachField(reply, [&](std::string_view key, std::string_view value) {
-      if (key == "bitsize")
-        fits = value == "64" || value == "32";
-      if (key == "name" || key == "alt-name")
-        if (auto it = std::find(names.begin(), names.end(), value); it != names.end())
-          slot = it - names.begin();
+      if (key == "name")
+        name = value;
+      else if (key == "alt-name")
+        alias = value;
+      else if (key == "bitsize")
+        bits = number(value, 10);
+      else if (key == "offset")
+        offset = number(value, 10);
+      else if (key == "container-regs")
+        view = true;
     });
-    if (slot && fits && !resolved[*slot]) {
-      registers.slotOf_[number] = static_cast<unsigned>(*slot);
-      resolved[*slot] = true;
+    auto named = std::find_if(names.begin(), names.end(),
+                              [&](const std::string &r) { return r == name || r == alias; });
+    if (named != names.end() && (bits == 64u || bits == 32u) && !resolved[named - names.begin()]) {
+      registers.slotOf_[n] = static_cast<unsigned>(named - names.begin());
+      resolved[named - names.begin()] = true;
       --unresolved;
+    }
+    auto extended =
+        std::find_if(ext.begin(), ext.end(), [&](const ExtRegister &r) { return r.name == name; });
+    if (extended != ext.end() && bits && offset && !view && *bits % 8 == 0 &&
+        *bits / 8 <= extended->bytes) {
+      FileField &field = registers.extFields_[extended - ext.begin()];
+      if (!field.known) {
+        field = {*offset, *bits / 8, field.slot, true};
+        --unresolved;
+      }
     }
   }
   if (registers.slotOf_.empty())
     return std::nullopt;
   return registers;
+}
+
+bool RemoteRegisters::readExtended(uint64_t tid, std::vector<uint64_t> &values) {
+  if (extFields_.empty() || std::any_of(extFields_.begin(), extFields_.end(),
+                                        [](const FileField &f) { return !f.known; }))
+    return false;
+  char packet[48];
+  std::snprintf(packet, sizeof packet, "g;thread:%llx;", static_cast<unsigned long long>(tid));
+  std::string reply = request(packet);
+  values.assign(extSlots_, 0);
+  for (const FileField &field : extFields_) {
+    if ((field.offset + field.bytes) * 2 > reply.size())
+      return false;
+    // The image holds each register in target (little-endian) byte order, as the slots do.
+    for (size_t byte = 0; byte < field.bytes; ++byte) {
+      auto digits = hexNumber(std::string_view(reply).substr((field.offset + byte) * 2, 2));
+      if (!digits)
+        return false;
+      values[field.slot + byte / 8] |= static_cast<uint64_t>(*digits) << (8 * (byte % 8));
+    }
+  }
+  return true;
 }
 
 void RemoteRegisters::read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled) {

@@ -1,4 +1,5 @@
-// All general-purpose registers of a stopped thread in one gdb-remote request.
+// All general-purpose registers of a stopped thread in one gdb-remote request, and all extended
+// ones in another.
 //
 // Why not SBFrame registers alone: at every stop LLDB replaces the registers lldb-server sent
 // with the stop by the few (pc, sp, fp) of its jThreadsInfo reply, so each other register read
@@ -10,7 +11,14 @@
 // ~60-80 us, command included. On the demo fixture a whole sample (stop, registers, caller,
 // resume) went from ~480-620 us to ~330-390 us. Every Linux process LLDB debugs, local or remote,
 // is a gdb-remote one; anything else, or a register the reply lacks, falls back to SBValues.
+//
+// The extended registers (Target::readExtended: segment selectors, SSE and x87 control; v0-v31 on
+// AArch64) are not in that reply, and through SBValues each is a `p` round trip, ~25 of them per
+// single step of a step trace. One `g` packet holds them all: lldb-server's register file image,
+// each register at the offset its qRegisterInfo gives.
 #pragma once
+
+#include "target/Isa.h"
 
 #include <lldb/API/SBDebugger.h>
 #include <lldb/API/SBProcess.h>
@@ -27,22 +35,36 @@ namespace strobe::lldb_plugin {
 
 class RemoteRegisters {
 public:
-  // Learns lldb-server's numbers for `names` (once per capture: one request per register up to
-  // the last one named). Null when the process is not a gdb-remote one or none is known.
+  // Learns lldb-server's numbers for `names` and where `ext` lies in a `g` reply (one request
+  // per register up to the last one named). Null when the process is not a gdb-remote one or
+  // none of `names` is known.
   static std::optional<RemoteRegisters> learn(lldb::SBDebugger debugger, lldb::SBProcess process,
-                                              std::span<const std::string> names);
+                                              std::span<const std::string> names,
+                                              std::span<const ExtRegister> ext);
 
   // values[i] for every register of `names` the thread's stop reply holds; filled[i] says which.
   void read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled);
+  // The `ext` registers in ExtendedSnapshot layout; false unless every one of them was read.
+  bool readExtended(uint64_t tid, std::vector<uint64_t> &values);
 
 private:
   explicit RemoteRegisters(lldb::SBDebugger debugger) : debugger_(debugger) {}
   // The reply to `packet`, or empty.
   std::string request(const std::string &packet);
 
+  // Where one `ext` register lies in the `g` reply's register file image.
+  struct FileField {
+    size_t offset = 0; // bytes
+    size_t bytes = 0;  // as lldb-server holds it (fctrl: 2, xmm0: 16)
+    size_t slot = 0;   // first 64-bit slot in ExtendedSnapshot::values
+    bool known = false;
+  };
+
   lldb::SBDebugger debugger_;
   std::map<unsigned, unsigned> slotOf_; // lldb-server register number -> index in `names`
-  std::string command_;                 // reused buffer
+  std::vector<FileField> extFields_;    // in `ext` order
+  size_t extSlots_ = 0;
+  std::string command_; // reused buffer
 };
 
 } // namespace strobe::lldb_plugin

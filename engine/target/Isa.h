@@ -10,6 +10,12 @@ namespace strobe {
 
 enum class Isa : uint8_t { X86_64 = 1, AArch64 = 2 };
 
+// A register of the ISA's extended state: rarely changing, read only for step traces.
+struct ExtRegister {
+  std::string_view name; // as both debuggers spell it
+  unsigned bytes;        // 8 or 16 (a 16-byte register takes two 64-bit slots, low half first)
+};
+
 struct RegisterTable {
   Isa isa;
   std::string_view name;                  // "x86_64", "aarch64"
@@ -20,6 +26,17 @@ struct RegisterTable {
   // Index of the register that tells a thread was stopped inside a system call (x86-64 orig_rax
   // holds the syscall number there and -1 elsewhere); absent where the ISA has no such register.
   std::optional<unsigned> syscallNr;
+  // Extended state (spec 001's EXT bitmap): segment selectors, SSE and x87 control on x86-64;
+  // v0-v31, fpsr, fpcr on AArch64.
+  std::span<const ExtRegister> ext;
+  // Registers that carry a function's arguments and its return value, in the platform ABI.
+  std::span<const unsigned> argumentRegs;
+  unsigned returnReg;
+  // Where a function finds its return address at entry: a link register, or the stack top.
+  std::optional<unsigned> linkReg; // AArch64 x30; absent on x86-64 ([sp] at entry)
+
+  // Total 64-bit slots of `ext`.
+  size_t extSlots() const;
 };
 
 const RegisterTable &registerTable(Isa isa);

@@ -5,6 +5,7 @@
 #include "target/Isa.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,11 @@ struct ThreadSnapshot {
   // orig_rax, which reads as ~0 (not in a system call) when it cannot be known.
   std::vector<uint64_t> regs;
   std::vector<uint64_t> stack; // stack[0] = pc, stack[1] = caller's return address, ...
+};
+
+// Registers of the table's `ext` list (Isa.h), read only when a step trace asks for them.
+struct ExtendedSnapshot {
+  std::vector<uint64_t> values; // ext registers in order; a 16-byte register takes two (low first)
 };
 
 struct ModuleInfo {
@@ -39,7 +45,8 @@ struct SymbolInfo {
 
 // Why the inferior stopped, as the front-end saw it.
 struct StopEvent {
-  enum class Kind { Signal, Breakpoint, Exited, Other } kind = Kind::Other;
+  // Step: a stepInstruction() completed normally (the thread executed one instruction).
+  enum class Kind { Signal, Breakpoint, Exited, Step, Other } kind = Kind::Other;
   uint64_t tid = 0;
   int signo = 0;           // Kind::Signal
   int exitCode = 0;        // Kind::Exited (negative: killed by signal -exitCode)
@@ -62,6 +69,19 @@ public:
 
 class Session;
 
+// A breakpoint strobe owns. Its destructor removes it from the inferior (and is safe to run inside
+// a BreakpointHandler, or after the process has gone).
+class Breakpoint {
+public:
+  virtual ~Breakpoint() = default;
+};
+
+// Runs on the debugger's thread while the inferior is stopped at the breakpoint; `tid` is the
+// thread that hit it and is the current thread, so the handler may call readThread / readMemory.
+// The inferior then continues as if the breakpoint were not there: the front-end steps over it and
+// resumes without showing the stop. A user breakpoint at the same address still stops for the user.
+using BreakpointHandler = std::function<void(uint64_t tid)>;
+
 class Target {
 public:
   virtual ~Target() = default;
@@ -77,10 +97,19 @@ public:
   virtual std::vector<ModuleInfo> modules() = 0;
   virtual SymbolInfo symbolize(uint64_t pc) = 0;
   virtual std::vector<uint8_t> readMemory(uint64_t addr, size_t size) = 0;
+  // The thread the user has selected (what `stepi` would step).
+  virtual uint64_t currentThread() = 0;
+  // The registers of registerTable(isa()).ext for one thread; false when they cannot be read.
+  virtual bool readExtended(uint64_t tid, ExtendedSnapshot &out) = 0;
+  // Runtime addresses a location names: a function name (every module's definition of it, exact
+  // symbol name, e.g. "malloc" or "_Znwm"), FILE:LINE (each address the line starts at), or an
+  // address written `*0x401000`. Empty when nothing matches.
+  virtual std::vector<uint64_t> resolve(std::string_view location) = 0;
 
   // --- control ---
   // Make the debugger stop silently on `signo` (never passing it to the inferior) and report every
   // stop while armed to session.onStop(); stops the session hands back reach the user as usual.
+  // With `signo` 0 nothing is silenced: stops (an exit, a crash) are only reported.
   // onStop() may destroy the returned Arming before it returns (a capture ends at the user's
   // breakpoint, a crash or an exit), so its destructor must be safe inside the stop callback.
   virtual std::unique_ptr<Arming> arm(Session &session, int signo) = 0;
@@ -89,6 +118,14 @@ public:
   // Resume and return at once; the user keeps the prompt.
   virtual void resumeInBackground() = 0;
   virtual bool isRunning() = 0;
+  // Executes exactly one instruction of `tid` while every other thread stays stopped. Returns
+  // Kind::Step when it did; anything else (a signal, an exit, a user breakpoint) is returned as it
+  // happened and is the user's.
+  virtual StopEvent stepInstruction(uint64_t tid) = 0;
+  // Inserts a breakpoint whose hits run `handler` and never reach the user (see BreakpointHandler).
+  // Null when the address cannot take a breakpoint.
+  virtual std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
+                                                       BreakpointHandler handler) = 0;
 
   // Text for the user's console (asynchronous output where the debugger has it).
   virtual void print(std::string_view text) = 0;

@@ -21,6 +21,18 @@ def load():
     gdb.events.new_thread.connect(_target.on_new_thread)
     gdb.events.stop.connect(_target.on_stop_event)
     gdb.events.exited.connect(_target.on_exited)
+    # Where a step must go through GDB depends on every breakpoint location; what the module
+    # knows of the process's modules, on the modules.
+    for event in ("breakpoint_created", "breakpoint_modified", "breakpoint_deleted"):
+        getattr(gdb.events, event).connect(_target.invalidate_step_guard)
+    for event in ("new_objfile", "clear_objfiles", "free_objfile", "exited"):
+        if hasattr(gdb.events, event):  # free_objfile: GDB 13 and later
+            getattr(gdb.events, event).connect(lambda _event: _forget(session))
+
+
+def _forget(session):
+    _target.invalidate_step_guard()
+    session.forget_process()
 
 
 def _use_all_stop_target():

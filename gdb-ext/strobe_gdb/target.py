@@ -5,7 +5,11 @@ Sample stops use GDB's cheapest stop: the sample signal is set to `nostop noprin
 own handling of the signal, before it would announce a stop; the function samples every thread
 through the engine and returns 0, so GDB discards the signal and resumes without printing,
 notifying or refreshing anything. Every other stop while armed arrives through gdb.events and is
-reported to the engine, then shown by GDB as usual."""
+reported to the engine, then shown by GDB as usual.
+
+For a process GDB runs natively, the _strobe module reads registers and the caller and makes
+single steps itself (GDB's thread is the tracer); this class is its fallback and does what needs
+GDB: remote targets, code without CFI, steps that could arrive at a breakpoint, signals."""
 import contextlib
 import os
 import re
@@ -19,6 +23,11 @@ from .modules import read_modules
 StopKind, Verdict = _strobe.StopKind, _strobe.Verdict
 _STOP_FUNCTION = "_strobe_stop"
 _INFO_SYMBOL = re.compile(r"(.+?)(?: \+ (\d+))? in section ")
+_INFO_ADDRESS = re.compile(r"Symbol \"[^\"]*\" is (?:at|a function at address) (0x[0-9a-f]+)")
+# `maint info breakpoints` rows: "NUM TYPE DISP ENB ADDRESS WHAT" and "NUM.LOC ENB ADDRESS WHAT".
+_BREAKPOINT_ROW = re.compile(r"\s*-?\d+\s+(\S.*?)\s+(?:keep|del|dstp|dis)\s")
+_LOCATION_ADDRESS = re.compile(r"\s*-?\d+(?:\.\d+)?\s.*?\s(0x[0-9a-f]+)(?:\s|$)")
+_MASK64 = (1 << 64) - 1
 
 
 def gdb_signal_name(signo):
@@ -39,14 +48,19 @@ class GdbTarget:
     """The Target port. strobe_gdb.load() connects its on_* methods to GDB."""
 
     def __init__(self):
-        self._arming = None  # the _Arming in force
+        # The _Armings in force, oldest first: a sample capture, and heap tracking (signal 0).
+        # All come from the one engine session, which hears each stop once.
+        self._armings = []
         self._known = set()  # gdb.InferiorThread: those alive at arm() and those created since
         self._threads = {}  # LWP -> gdb.InferiorThread, from the latest threads()
         self._architecture = None
         self._registers = []  # descriptors of the engine's registers for _architecture
         self._home = None  # (thread, frame) the user had selected before read_thread switched
-        self._in_condition = False  # GDB is evaluating the catchpoint's condition
+        self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
+        self._stepping = False  # a stepi of step_instruction is running
+        self._step_guard = None  # native_step_guard()'s answer until breakpoints change
+        self._retired = {}  # address -> engine breakpoints deleted in a callback, still in GDB
         self._own_stop = None  # the sample stop after which $_strobe_stop() asked GDB to stop
         self._last_stop = None  # the latest stop GDB reported
         self._warned_running = False
@@ -84,17 +98,15 @@ class GdbTarget:
         self._threads = {t.ptid[1]: t for t in self._known if t.inferior is inferior}
         return list(self._threads)
 
+    def current_thread(self):
+        thread = self._home[0] if self._home is not None else gdb.selected_thread()
+        return thread.ptid[1] if thread is not None and thread.is_valid() else 0
+
     def read_thread(self, tid, depth):
-        thread = self._threads.get(tid)
-        if thread is None or not thread.is_valid():
-            return None
         try:
-            selected = gdb.selected_thread()
-            if thread is not selected:
-                if self._home is None:
-                    self._home = (selected, _selected_frame())
-                thread.switch()
-            frame = gdb.newest_frame()
+            frame = self._newest_frame_of(tid)
+            if frame is None:
+                return None
             regs = [int(frame.read_register(r)) if r else 0 for r in self._descriptors(frame)]
         except gdb.error as error:
             self._warn_unreadable(error)
@@ -112,8 +124,43 @@ class GdbTarget:
                 stack.append(frame.pc())
         return regs, stack
 
+    def read_extended(self, tid):
+        try:
+            frame = self._newest_frame_of(tid)
+            if frame is None:
+                return None
+            values = []
+            for name, size in _strobe.extended_registers(frame.architecture().name()):
+                value = frame.read_register(name)
+                if size == 16:
+                    halves = _two_words(value)
+                    if halves is None:
+                        return None
+                    values += halves
+                else:
+                    values.append(int(value) & _MASK64)
+            return values
+        except (gdb.error, ValueError) as error:
+            self._warn_unreadable(error)
+            return None
+
     def modules(self):
         return read_modules(self.read_memory)
+
+    def resolve(self, location):
+        """GDB's reading of a location the module could not resolve from ELF symbol tables."""
+        try:
+            if location.startswith("*"):  # an expression, as `break *EXPR` reads it
+                value = gdb.parse_and_eval(location[1:])
+                if value.type.strip_typedefs().code == gdb.TYPE_CODE_FUNC:
+                    value = value.address
+                return [int(value) & _MASK64]
+            if re.fullmatch(r".+:\d+", location):  # FILE:LINE, as `break FILE:LINE` reads it
+                sals = gdb.decode_line(location)[1] or ()
+                return sorted({sal.pc for sal in sals if sal.pc})
+            return _function_addresses(location)
+        except gdb.error:
+            return []
 
     def symbolize(self, pc):
         function, start, size, inlined = _function_at(pc)
@@ -132,8 +179,9 @@ class GdbTarget:
 
     def arm(self, on_stop, signo):
         self._known = set(gdb.selected_inferior().threads())
-        self._arming = _Arming(self, on_stop, signo)
-        return self._arming
+        arming = _Arming(self, on_stop, signo)
+        self._armings.append(arming)
+        return arming
 
     def run_until_user_stop(self):
         self.restore_selection()  # the stop decides what is selected next, as without strobe
@@ -154,6 +202,69 @@ class GdbTarget:
         thread = gdb.selected_thread()
         return thread is not None and thread.is_running()
 
+    def step_instruction(self, tid):
+        """One `stepi` of that thread alone, with GDB's printing of a plain step left out."""
+        thread = self._thread_of(tid)
+        if thread is None:
+            return StopKind.Other, tid, 0, 0, f"no thread {tid} to step"
+        self._select(thread)
+        locking = gdb.parameter("scheduler-locking")
+        quiet = gdb.parameter("suppress-cli-notifications")
+        if locking not in ("on", "step"):
+            gdb.execute("set scheduler-locking step", to_string=True)
+        gdb.execute("set suppress-cli-notifications on", to_string=True)
+        self._last_stop, self._stepping = None, True
+        try:
+            gdb.execute("stepi", to_string=True)
+        except gdb.error as error:
+            self._last_stop = self._last_stop or (StopKind.Other, tid, 0, 0, str(error))
+        finally:
+            self._stepping = False
+            gdb.execute(f"set suppress-cli-notifications {'on' if quiet else 'off'}",
+                        to_string=True)
+            if locking not in ("on", "step"):
+                gdb.execute(f"set scheduler-locking {locking}", to_string=True)
+        stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
+        if stop[0] != StopKind.Step:
+            self._home = None  # the user's stop selects its thread, as without strobe
+            _show_stop(stop)
+        return stop
+
+    def insert_breakpoint(self, address, handler):
+        retired = self._retired.get(address)
+        if retired:
+            # One that the engine deleted inside a callback and GDB still holds: a one-shot
+            # breakpoint set again at each call (a return address) stays one breakpoint.
+            breakpoint = retired.pop()
+            breakpoint.revive(handler)
+            return breakpoint
+        if len(self.read_memory(address, 1)) != 1:
+            return None  # GDB would fail at the next resume, in the user's `continue`
+        try:
+            breakpoint = _EngineBreakpoint(self, address, handler)
+        except (gdb.error, RuntimeError):
+            return None
+        if breakpoint.pending or not breakpoint.is_valid():
+            breakpoint.delete()
+            return None
+        self.invalidate_step_guard()
+        return breakpoint
+
+    def native_step_guard(self):
+        """None when only GDB may step (a remote target, watchpoints); else every address a
+        breakpoint (the user's, strobe's, GDB's own) has a location at."""
+        if self._step_guard is None:
+            self._step_guard = _step_guard()
+        return None if self._step_guard is False else self._step_guard
+
+    def invalidate_step_guard(self, *event):
+        self._step_guard = None
+
+    def refresh_registers(self):
+        """The module stepped threads behind GDB's back: drop what GDB cached of them."""
+        gdb.execute("maint flush register-cache", to_string=True)
+        gdb.execute("maint flush dcache", to_string=True)
+
     def print(self, text):
         gdb.write(text)
 
@@ -161,16 +272,13 @@ class GdbTarget:
 
     def on_sample_signal(self):
         """$_strobe_stop(): the sample signal stopped a thread. 0 resumes, 1 stops."""
-        arming = self._arming
+        arming = next((a for a in reversed(self._armings) if a.signo), None)
         if arming is None:
             return 0  # a catchpoint whose deletion waits for the end of this condition
         stop = (StopKind.Signal, gdb.selected_thread().ptid[1], arming.signo, 0,
                 f"signal {arming.name}")
-        self._in_condition = True
-        try:
+        with self.in_callback():
             verdict = self._report(arming, stop)
-        finally:
-            self._in_condition = False
         if verdict == Verdict.Resume:
             return 0
         self._own_stop = stop
@@ -180,13 +288,14 @@ class GdbTarget:
         self._known.add(event.inferior_thread)
 
     def on_stop_event(self, event):
+        self.invalidate_step_guard()  # hit counts and temporary breakpoints change at stops
         if self._own_stop is not None:
             self._last_stop, self._own_stop = self._own_stop, None
             # The sample signal is now this thread's stop signal: drop it, or the first
             # `continue` after its `pass` setting is restored would deliver it to the program.
             gdb.execute("queue-signal 0", to_string=True)
         else:
-            self._stopped(_describe(event))
+            self._stopped(_describe(event, self._stepping))
         self.run_deferred()
 
     def on_exited(self, event):
@@ -211,6 +320,17 @@ class GdbTarget:
         finally:
             self.restore_selection()
 
+    @contextlib.contextmanager
+    def own_selection(self):
+        """Like selection_kept, for a callback inside GDB's own work (a stepi that arrives at an
+        engine breakpoint): restores only what the callback changed."""
+        outer, self._home = self._home, None
+        try:
+            yield
+        finally:
+            self.restore_selection()
+            self._home = outer
+
     def restore_selection(self):
         home, self._home = self._home, None
         if home is not None and home[0] is not None and home[0].is_valid():
@@ -218,9 +338,21 @@ class GdbTarget:
             if home[1] is not None and home[1].is_valid():
                 home[1].select()
 
+    @contextlib.contextmanager
+    def in_callback(self):
+        """GDB is evaluating a condition or a breakpoint's stop(): changes to breakpoints wait."""
+        self._callbacks += 1
+        try:
+            yield
+        finally:
+            self._callbacks -= 1
+
     def defer_or_run(self, work):
-        if self._in_condition:
-            self._deferred.append(work)  # GDB forbids changing breakpoints inside a condition
+        # GDB forbids changing breakpoints inside a condition or stop(); the work waits for the
+        # next stop or command. (Not gdb.post_event: an event still queued when GDB exits, as
+        # after the last command of a batch run, crashes GDB 13.)
+        if self._callbacks:
+            self._deferred.append(work)
         else:
             work()
 
@@ -230,13 +362,34 @@ class GdbTarget:
             w()
 
     def _stopped(self, stop):
-        if self._arming:
-            self._report(self._arming, stop)
+        if self._armings:
+            self._report(self._armings[-1], stop)
         self._last_stop = stop
 
     def _report(self, arming, stop):
         with self.selection_kept():
             return arming.on_stop(*stop)
+
+    def _thread_of(self, tid):
+        thread = self._threads.get(tid)
+        if thread is None or not thread.is_valid():
+            thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
+        return thread
+
+    def _select(self, thread):
+        """Makes `thread` GDB's selected thread, remembering the user's for restore_selection."""
+        selected = gdb.selected_thread()
+        if thread is not selected:
+            if self._home is None:
+                self._home = (selected, _selected_frame())
+            thread.switch()
+
+    def _newest_frame_of(self, tid):
+        thread = self._thread_of(tid)
+        if thread is None:
+            return None
+        self._select(thread)
+        return gdb.newest_frame()
 
     def _descriptors(self, frame):
         architecture = frame.architecture()
@@ -259,9 +412,11 @@ class _Arming:
 
     def __init__(self, target, on_stop, signo):
         self.target, self.on_stop, self.signo = target, on_stop, signo
+        self.silent_kept = False
+        if not signo:
+            return  # only stops reported: nothing to set up
         self.name = gdb_signal_name(signo)
         self.handling = target._user_handling.pop(self.name, None) or _handling(self.name)
-        self.silent_kept = False
         gdb.execute(f"handle {self.name} nostop noprint nopass", to_string=True)
         gdb.execute(f"catch signal {self.name}", to_string=True)
         number = int(gdb.convenience_variable("bpnum"))
@@ -273,10 +428,11 @@ class _Arming:
         self.silent_kept = True
 
     def close(self):
-        if self.target._arming is self:
-            self.target._arming = None
+        if self in self.target._armings:
+            self.target._armings.remove(self)
         self.on_stop = None
-        self.target.defer_or_run(self._undo)
+        if self.signo:
+            self.target.defer_or_run(self._undo)
 
     def _undo(self):
         if self.catchpoint.is_valid():
@@ -285,6 +441,48 @@ class _Arming:
             self.target._user_handling[self.name] = self.handling
         else:
             gdb.execute(f"handle {self.name} {self.handling}", to_string=True)
+
+
+class _EngineBreakpoint(gdb.Breakpoint):
+    """A breakpoint of the engine (Target::insertBreakpoint): its hits run the engine's handler
+    and never stop. A user breakpoint at the same address still stops: GDB stops when any
+    breakpoint there says so."""
+
+    def __init__(self, target, address, handler):
+        super().__init__(f"*{address:#x}", internal=True)
+        self.silent = True
+        self._target, self._address, self._handler = target, address, handler
+
+    def stop(self):
+        handler = self._handler
+        if handler is not None:
+            target = self._target
+            with target.in_callback(), target.own_selection():
+                try:
+                    handler(gdb.selected_thread().ptid[1])
+                except Exception as error:  # the engine's failure must not stop the program
+                    gdb.write(f"strobe: breakpoint handler failed: {error}\n", gdb.STDERR)
+        return False
+
+    def delete(self):
+        """The engine's Breakpoint is gone: no handler runs from now on, and the breakpoint
+        leaves GDB as soon as GDB allows."""
+        self._handler = None
+        target = self._target
+        if target._callbacks:
+            target._retired.setdefault(self._address, []).append(self)
+        target.defer_or_run(self._remove)
+
+    def revive(self, handler):
+        self._handler = handler
+
+    def _remove(self):
+        retired = self._target._retired.get(self._address, [])
+        if self in retired:
+            retired.remove(self)
+        if self._handler is None and self.is_valid():  # not set again meanwhile
+            super().delete()
+        self._target.invalidate_step_guard()
 
 
 class StopFunction(gdb.Function):
@@ -312,15 +510,84 @@ def _handling(name):
                     for word, flag in zip(("stop", "print", "pass"), row[1:4]))
 
 
-def _describe(event):
+def _describe(event, stepping=False):
     tid = gdb.selected_thread().ptid[1]
     if isinstance(event, gdb.BreakpointEvent):
-        numbers = ", ".join(str(b.number) for b in event.breakpoints)
+        # GDB lists every breakpoint at the address, strobe's own (internal, numbered below 0)
+        # too, though only the user's stopped.
+        numbers = ", ".join(str(b.number) for b in event.breakpoints if b.number > 0)
         return StopKind.Breakpoint, tid, 0, 0, f"breakpoint {numbers}"
     if isinstance(event, gdb.SignalEvent):
         name = event.stop_signal
         return StopKind.Signal, tid, signal_number(name), 0, f"signal {name}"
+    if stepping and type(event) is gdb.StopEvent:  # the end of a stepping range
+        return StopKind.Step, tid, 0, 0, "stepped one instruction"
     return StopKind.Other, tid, 0, 0, "stopped"
+
+
+def _show_stop(stop):
+    """What GDB would have printed of a stop that ended a quiet `stepi`: the breakpoint and the
+    frame. (GDB prints signals and exits itself.)"""
+    kind, _, _, _, description = stop
+    if kind not in (StopKind.Breakpoint, StopKind.Signal):
+        return
+    try:
+        frame = gdb.execute("frame", to_string=True)
+    except gdb.error:
+        return
+    frame = re.sub(r"^#0\s+", "", frame)
+    if kind == StopKind.Breakpoint:
+        numbers = description.removeprefix("breakpoint ")
+        gdb.write(f"\nBreakpoint {numbers}, {frame}")
+    else:
+        gdb.write(frame)
+
+
+def _step_guard():
+    """False when steps must go through GDB; else the frozenset of every breakpoint location."""
+    connection = getattr(gdb.selected_inferior(), "connection", None)
+    if connection is None or connection.type != "native":
+        return False
+    addresses = set()
+    for line in gdb.execute("maint info breakpoints", to_string=True).splitlines():
+        row = _BREAKPOINT_ROW.match(line)
+        if row and "watchpoint" in row.group(1):
+            return False  # GDB checks those after every instruction
+        location = _LOCATION_ADDRESS.match(line)
+        if location:
+            addresses.add(int(location.group(1), 16))
+    return frozenset(addresses)
+
+
+def _two_words(value):
+    """A 16-byte vector register's (low, high) 64-bit halves: the union member that is an array
+    of two 64-bit integers (x86 v2_int64, AArch64 d.u)."""
+    kind = value.type.strip_typedefs()
+    if kind.code == gdb.TYPE_CODE_ARRAY and kind.sizeof == 16:
+        element = kind.target().strip_typedefs()
+        if element.code == gdb.TYPE_CODE_INT and element.sizeof == 8:
+            return [int(value[0]) & _MASK64, int(value[1]) & _MASK64]
+    if kind.code in (gdb.TYPE_CODE_UNION, gdb.TYPE_CODE_STRUCT):
+        for field in kind.fields():
+            halves = _two_words(value[field.name])
+            if halves is not None:
+                return halves
+    return None
+
+
+def _function_addresses(name):
+    """Entry addresses of the functions GDB knows by exactly this name: debug symbols (global,
+    and static ones of every module), else the minimal symbol `info address` finds."""
+    symbols = gdb.lookup_static_symbols(name)
+    found = gdb.lookup_global_symbol(name)
+    if found is not None:
+        symbols.append(found)
+    addresses = {int(s.value().address) for s in symbols if s.addr_class == gdb.SYMBOL_LOC_BLOCK}
+    if not addresses:
+        m = _INFO_ADDRESS.search(gdb.execute(f"info address {name}", to_string=True))
+        if m:
+            addresses.add(int(m.group(1), 16))
+    return sorted(addresses)
 
 
 def _function_at(pc):

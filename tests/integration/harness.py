@@ -6,6 +6,7 @@ import re
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -115,3 +116,14 @@ def require_built(*paths):
     for path in (*paths, FIXTURES):
         if not path or not os.path.exists(path):
             raise unittest.SkipTest(f"not built: {path!r}")
+
+
+def gdb_python(script, program, args=(), before=(), after=(), timeout=TIMEOUT):
+    """Runs gdb -batch with strobe sourced: `before` commands, then the Python `script` (sourced
+    from a file, so it may span lines and define functions), then `after`. Returns (rc, output)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(script)
+    try:
+        return gdb([*before, f"source {f.name}", *after], program, args, timeout)
+    finally:
+        os.unlink(f.name)

@@ -80,6 +80,15 @@ public:
     return std::prev(it)->second;
   }
   std::vector<uint8_t> readMemory(uint64_t, size_t) override { return {}; }
+  uint64_t currentThread() override { return threadIds.empty() ? 0 : threadIds.front(); }
+  bool readExtended(uint64_t, ExtendedSnapshot &) override { return false; }
+  std::vector<uint64_t> resolve(std::string_view) override { return {}; }
+  StopEvent stepInstruction(uint64_t tid) override {
+    return {StopEvent::Kind::Exited, tid, 0, 0, "the fake process has no code to step"};
+  }
+  std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t, BreakpointHandler) override {
+    return nullptr;
+  }
   std::unique_ptr<Arming> arm(Session &s, int) override {
     session = &s;
     return std::make_unique<Arm>(*this);

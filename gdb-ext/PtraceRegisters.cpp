@@ -1,0 +1,80 @@
+#include "PtraceRegisters.h"
+
+#include <elf.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+namespace strobe::gdb {
+
+#if defined(__x86_64__)
+
+bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
+  user_regs_struct r{};
+  if (isa != Isa::X86_64 || ptrace(PTRACE_GETREGS, static_cast<pid_t>(tid), nullptr, &r) != 0)
+    return false;
+  regs = {r.rax, r.rbx, r.rcx, r.rdx,    r.rsi,     r.rdi,     r.rbp,
+          r.rsp, r.r8,  r.r9,  r.r10,    r.r11,     r.r12,     r.r13,
+          r.r14, r.r15, r.rip, r.eflags, r.fs_base, r.gs_base, r.orig_rax};
+  return true;
+}
+
+bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
+  user_regs_struct r{};
+  user_fpregs_struct fp{};
+  if (isa != Isa::X86_64 || ptrace(PTRACE_GETREGS, static_cast<pid_t>(tid), nullptr, &r) != 0 ||
+      ptrace(PTRACE_GETFPREGS, static_cast<pid_t>(tid), nullptr, &fp) != 0)
+    return false;
+  values = {r.cs, r.ss, r.ds, r.es, r.fs, r.gs, fp.mxcsr, fp.cwd, fp.swd};
+  for (unsigned i = 0; i < 16; ++i) {
+    const unsigned *words = &fp.xmm_space[i * 4];
+    values.push_back(words[0] | uint64_t{words[1]} << 32);
+    values.push_back(words[2] | uint64_t{words[3]} << 32);
+  }
+  return true;
+}
+
+#elif defined(__aarch64__)
+
+namespace {
+// ptrace() is variadic and reads its address argument as a pointer.
+void *regset(uintptr_t type) { return reinterpret_cast<void *>(type); }
+} // namespace
+
+bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
+  user_regs_struct r{};
+  iovec io{&r, sizeof r};
+  if (isa != Isa::AArch64 ||
+      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
+    return false;
+  regs.assign(r.regs, r.regs + 31);
+  regs.push_back(r.sp);
+  regs.push_back(r.pc);
+  regs.push_back(r.pstate);
+  return true;
+}
+
+bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
+  user_fpsimd_struct fp{};
+  iovec io{&fp, sizeof fp};
+  if (isa != Isa::AArch64 ||
+      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRFPREG), &io) != 0)
+    return false;
+  values.clear();
+  for (const __uint128_t &v : fp.vregs) {
+    values.push_back(static_cast<uint64_t>(v));
+    values.push_back(static_cast<uint64_t>(v >> 64));
+  }
+  values.push_back(fp.fpsr);
+  values.push_back(fp.fpcr);
+  return true;
+}
+
+#else
+
+bool ptraceRegisters(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
+bool ptraceExtended(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
+
+#endif
+
+} // namespace strobe::gdb

@@ -1,0 +1,272 @@
+#include "PyTarget.h"
+
+#include "command/Session.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace py = pybind11;
+
+namespace strobe::gdb {
+namespace {
+
+// Registers arrive as Python ints, some of them signed (orig_rax is -1 outside a system call);
+// keep their bits.
+void assignWords(py::handle sequence, std::vector<uint64_t> &out) {
+  out.clear();
+  for (py::handle item : sequence) {
+    uint64_t word = PyLong_AsUnsignedLongLongMask(item.ptr());
+    if (word == ~uint64_t{0} && PyErr_Occurred())
+      throw py::error_already_set();
+    out.push_back(word);
+  }
+}
+
+class PyArming final : public Arming {
+public:
+  explicit PyArming(py::object handle) : handle_(std::move(handle)) {}
+
+  ~PyArming() override {
+    py::gil_scoped_acquire gil;
+    py::object handle = std::move(handle_); // released while the GIL is still held
+    try {
+      handle.attr("close")();
+    } catch (py::error_already_set &error) {
+      error.discard_as_unraisable("strobe: undoing the sampling setup");
+    }
+  }
+
+  void keepSignalSilent() override {
+    py::gil_scoped_acquire gil;
+    handle_.attr("keep_signal_silent")();
+  }
+
+private:
+  py::object handle_;
+};
+
+class PyBreakpoint final : public Breakpoint {
+public:
+  explicit PyBreakpoint(py::object handle) : handle_(std::move(handle)) {}
+
+  ~PyBreakpoint() override {
+    py::gil_scoped_acquire gil;
+    py::object handle = std::move(handle_);
+    try {
+      handle.attr("delete")();
+    } catch (py::error_already_set &error) {
+      error.discard_as_unraisable("strobe: removing a breakpoint");
+    }
+  }
+
+private:
+  py::object handle_;
+};
+
+// `*ADDRESS` with a literal address (decimal or 0x hex); nullopt for anything else.
+std::optional<uint64_t> literalAddress(std::string_view location) {
+  if (location.empty() || location[0] != '*')
+    return std::nullopt;
+  std::string_view digits = location.substr(1);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = 16;
+  }
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty())
+    return std::nullopt;
+  return value;
+}
+
+// FILE:LINE (or any linespec GDB must read); a bare name is a function's symbol.
+bool isFunctionName(std::string_view location) {
+  return !location.empty() && location.find_first_of(": *+&()'\"") == std::string_view::npos;
+}
+
+} // namespace
+
+PyTarget::PyTarget(py::object impl, bool direct) : impl_(std::move(impl)), direct_(direct) {}
+
+template <typename R, typename... Args> R PyTarget::call(const char *method, Args &&...args) {
+  py::gil_scoped_acquire gil;
+  py::object result = impl_.attr(method)(std::forward<Args>(args)...);
+  if constexpr (!std::is_void_v<R>)
+    return result.template cast<R>();
+}
+
+bool PyTarget::hasProcess() { return call<bool>("has_process"); }
+
+Isa PyTarget::isa() {
+  auto name = call<std::string>("isa");
+  if (auto isa = isaFromName(name))
+    return *isa;
+  throw std::runtime_error("strobe does not support the architecture '" + name + "'");
+}
+
+int PyTarget::pid() { return call<int>("pid"); }
+bool PyTarget::isHostProcess() { return call<bool>("is_host_process"); }
+std::vector<uint64_t> PyTarget::threads() { return call<std::vector<uint64_t>>("threads"); }
+uint64_t PyTarget::currentThread() { return call<uint64_t>("current_thread"); }
+
+NativeTracee *PyTarget::native() {
+  if (!direct_)
+    return nullptr;
+  int pid = this->pid();
+  if (pid <= 0)
+    return nullptr;
+  if (!native_ || native_->pid() != pid) {
+    auto name = call<std::string>("isa");
+    std::optional<Isa> isa = isaFromName(name);
+    if (!isa)
+      return nullptr;
+    native_ = std::make_unique<NativeTracee>(*isa, pid);
+  }
+  return native_.get();
+}
+
+void PyTarget::syncGdb() {
+  if (!gdbStale_)
+    return;
+  gdbStale_ = false;
+  call<void>("refresh_registers");
+}
+
+bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
+  if (NativeTracee *native = this->native(); native && native->readThread(tid, stackDepth, out))
+    return true;
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  py::object result = impl_.attr("read_thread")(tid, stackDepth);
+  if (result.is_none())
+    return false;
+  auto snapshot = result.cast<py::tuple>();
+  out.tid = tid;
+  assignWords(snapshot[0], out.regs);
+  assignWords(snapshot[1], out.stack);
+  return true;
+}
+
+bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
+  if (NativeTracee *native = this->native(); native && native->readExtended(tid, out))
+    return true;
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  py::object result = impl_.attr("read_extended")(tid);
+  if (result.is_none())
+    return false;
+  assignWords(result, out.values);
+  return true;
+}
+
+std::vector<ModuleInfo> PyTarget::modules() {
+  py::gil_scoped_acquire gil;
+  std::vector<ModuleInfo> modules;
+  for (py::handle row : impl_.attr("modules")()) {
+    auto m = row.cast<py::tuple>();
+    modules.push_back({m[0].cast<std::string>(), m[1].cast<std::string>(), m[2].cast<uint64_t>(),
+                       m[3].cast<uint64_t>(), m[4].cast<uint64_t>()});
+  }
+  return modules;
+}
+
+SymbolInfo PyTarget::symbolize(uint64_t pc) {
+  py::gil_scoped_acquire gil;
+  auto s = impl_.attr("symbolize")(pc).cast<py::tuple>();
+  return {s[0].cast<std::string>(), s[1].cast<uint64_t>(), s[2].cast<uint64_t>(),
+          s[3].cast<std::string>(), s[4].cast<uint32_t>(), s[5].cast<std::vector<std::string>>()};
+}
+
+std::vector<uint8_t> PyTarget::readMemory(uint64_t addr, size_t size) {
+  py::gil_scoped_acquire gil;
+  auto bytes = impl_.attr("read_memory")(addr, size).cast<std::string>();
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<uint64_t> PyTarget::resolve(std::string_view location) {
+  if (std::optional<uint64_t> address = literalAddress(location))
+    return {*address};
+  // ELF symbol tables name every module's definition exactly; GDB's linespecs would also match
+  // inlined copies and C++ names in other scopes. Its answer is kept for what they lack.
+  if (isFunctionName(location) && isHostProcess())
+    if (NativeTracee *native = this->native())
+      if (std::vector<uint64_t> found = native->functionsNamed(location); !found.empty())
+        return found;
+  return call<std::vector<uint64_t>>("resolve", location);
+}
+
+std::unique_ptr<Arming> PyTarget::arm(Session &session, int signo) {
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  // The engine owns the arming and destroys it before the session, so `session` outlives
+  // every call of on_stop that the Python side can make.
+  py::cpp_function onStop([&session](StopEvent::Kind kind, uint64_t tid, int signo, int exitCode,
+                                     std::string description) {
+    return session.onStop({kind, tid, signo, exitCode, std::move(description)});
+  });
+  return std::make_unique<PyArming>(impl_.attr("arm")(onStop, signo));
+}
+
+StopEvent PyTarget::stopEvent(py::handle tuple) {
+  auto e = tuple.cast<py::tuple>();
+  return {e[0].cast<StopEvent::Kind>(), e[1].cast<uint64_t>(), e[2].cast<int>(), e[3].cast<int>(),
+          e[4].cast<std::string>()};
+}
+
+StopEvent PyTarget::runUntilUserStop() {
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  return stopEvent(impl_.attr("run_until_user_stop")());
+}
+
+void PyTarget::resumeInBackground() {
+  syncGdb();
+  call<void>("resume_in_background");
+}
+
+bool PyTarget::isRunning() { return call<bool>("is_running"); }
+
+StopEvent PyTarget::stepInstruction(uint64_t tid) {
+  if (NativeTracee *native = this->native()) {
+    py::gil_scoped_acquire gil;
+    py::object guard = impl_.attr("native_step_guard")();
+    if (!guard.is_none()) {
+      if (!guard.is(guard_)) {
+        avoid_ = guard.cast<std::unordered_set<uint64_t>>();
+        guard_ = guard;
+      }
+      int exitCode = 0;
+      switch (native->step(tid, avoid_, exitCode)) {
+      case NativeTracee::Step::Done:
+        gdbStale_ = true;
+        return {StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+      case NativeTracee::Step::Vanished:
+        gdbStale_ = true;
+        return {StopEvent::Kind::Exited, tid, 0, exitCode, "the thread was killed during a step"};
+      case NativeTracee::Step::LeftToGdb:
+        break;
+      }
+    }
+  }
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  return stopEvent(impl_.attr("step_instruction")(tid));
+}
+
+std::unique_ptr<Breakpoint> PyTarget::insertBreakpoint(uint64_t address,
+                                                       BreakpointHandler handler) {
+  py::gil_scoped_acquire gil;
+  py::cpp_function onHit([handler = std::move(handler)](uint64_t tid) { handler(tid); });
+  py::object handle = impl_.attr("insert_breakpoint")(address, onHit);
+  if (handle.is_none())
+    return nullptr;
+  return std::make_unique<PyBreakpoint>(std::move(handle));
+}
+
+void PyTarget::print(std::string_view text) { call<void>("print", text); }
+
+} // namespace strobe::gdb

@@ -1,0 +1,84 @@
+// The engine's Target port over strobe_gdb.target.GdbTarget (Python, GDB's API). Each port call
+// goes to the Python method of the same job, except where GDB's own thread can do it directly
+// for a process GDB traces (NativeTracee): registers, the caller, extended registers, single
+// steps and function lookup, each falling back to Python whenever the direct way cannot answer.
+//
+// The protocol the Python object implements, one method per port call:
+//   has_process() -> bool            isa() -> architecture name    pid() -> int
+//   is_host_process() -> bool        threads() -> [tid]            current_thread() -> tid
+//   read_thread(tid, depth) -> ([register], [pc, caller, ...]) or None when unreadable
+//   read_extended(tid) -> [slot] or None
+//   modules() -> [(path, build_id, start, end, bias)]
+//   symbolize(pc) -> (function, start, size, file, line, [inlined, innermost first])
+//   read_memory(addr, size) -> bytes             resolve(location) -> [address]
+//   arm(on_stop, signo) -> an object with close() and keep_signal_silent()
+//   run_until_user_stop() -> (StopKind, tid, signo, exit_code, description)
+//   step_instruction(tid) -> (StopKind, tid, signo, exit_code, description)
+//   insert_breakpoint(address, handler) -> an object with delete(), or None
+//   resume_in_background()           is_running() -> bool          print(text)
+// and, for the direct paths:
+//   native_step_guard() -> None (step through GDB) or a frozenset of addresses a direct step
+//                          must not arrive at (every breakpoint location)
+//   refresh_registers()  -> GDB drops its register and memory caches after direct steps
+//
+// Every call reaches the engine from GDB's thread with the GIL held (a command, or a stop GDB is
+// handling), and the engine's timer thread never calls the port; the GIL is still taken in each
+// forwarder so that the trampoline is correct on its own.
+#pragma once
+
+#include "NativeTracee.h"
+#include "target/Target.h"
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <unordered_set>
+
+namespace strobe::gdb {
+
+class PyTarget final : public Target {
+public:
+  // `direct`: use the direct paths where they apply (off to compare them with GDB's answers).
+  explicit PyTarget(pybind11::object impl, bool direct = true);
+
+  bool hasProcess() override;
+  Isa isa() override;
+  int pid() override;
+  bool isHostProcess() override;
+  std::vector<uint64_t> threads() override;
+  bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) override;
+  std::vector<ModuleInfo> modules() override;
+  SymbolInfo symbolize(uint64_t pc) override;
+  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override;
+  uint64_t currentThread() override;
+  bool readExtended(uint64_t tid, ExtendedSnapshot &out) override;
+  std::vector<uint64_t> resolve(std::string_view location) override;
+  std::unique_ptr<Arming> arm(Session &session, int signo) override;
+  StopEvent runUntilUserStop() override;
+  void resumeInBackground() override;
+  bool isRunning() override;
+  StopEvent stepInstruction(uint64_t tid) override;
+  std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
+                                               BreakpointHandler handler) override;
+  void print(std::string_view text) override;
+
+  // Makes GDB's view of the inferior current again after direct steps; called before anything
+  // reaches GDB (a Python port call that reads the inferior, the end of a command).
+  void syncGdb();
+  // Drops what the direct paths know of the process (its modules changed, it exited).
+  void forgetProcess() { native_.reset(); }
+
+private:
+  NativeTracee *native();
+  StopEvent stopEvent(pybind11::handle tuple);
+  template <typename R, typename... Args> R call(const char *method, Args &&...args);
+
+  pybind11::object impl_;
+  bool direct_;
+  std::unique_ptr<NativeTracee> native_;
+  bool gdbStale_ = false;
+  pybind11::object guard_; // the latest native_step_guard() answer, and its addresses
+  std::unordered_set<uint64_t> avoid_;
+};
+
+} // namespace strobe::gdb

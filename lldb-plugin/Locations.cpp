@@ -1,0 +1,138 @@
+#include "Locations.h"
+
+#include <lldb/API/SBAddress.h>
+#include <lldb/API/SBBlock.h>
+#include <lldb/API/SBCompileUnit.h>
+#include <lldb/API/SBFileSpec.h>
+#include <lldb/API/SBFunction.h>
+#include <lldb/API/SBLineEntry.h>
+#include <lldb/API/SBModule.h>
+#include <lldb/API/SBSymbol.h>
+#include <lldb/API/SBSymbolContext.h>
+#include <lldb/API/SBSymbolContextList.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace strobe::lldb_plugin {
+namespace {
+
+std::optional<uint64_t> number(std::string_view text) {
+  int base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+std::string pathOf(const lldb::SBFileSpec &spec) {
+  char buffer[PATH_MAX];
+  return spec.IsValid() && spec.GetPath(buffer, sizeof buffer) ? buffer : std::string();
+}
+
+// `file` as the user wrote it names `path`: the same, or its trailing components.
+bool namesPath(std::string_view file, std::string_view path) {
+  return path == file || (path.size() > file.size() && path.ends_with(file) &&
+                          path[path.size() - file.size() - 1] == '/');
+}
+
+uint64_t loadAddress(lldb::SBAddress address, lldb::SBTarget &target) {
+  return address.IsValid() ? address.GetLoadAddress(target) : LLDB_INVALID_ADDRESS;
+}
+
+std::vector<uint64_t> symbolAddresses(lldb::SBTarget &target, const std::string &name) {
+  std::vector<uint64_t> result;
+  lldb::SBSymbolContextList found = target.FindSymbols(name.c_str(), lldb::eSymbolTypeCode);
+  for (uint32_t i = 0; i < found.GetSize(); ++i) {
+    lldb::SBSymbol symbol = found.GetContextAtIndex(i).GetSymbol();
+    const char *plain = symbol.GetName();
+    const char *mangled = symbol.GetMangledName();
+    if (!symbol.IsValid() || !((plain && name == plain) || (mangled && name == mangled)))
+      continue;
+    if (uint64_t address = loadAddress(symbol.GetStartAddress(), target);
+        address != LLDB_INVALID_ADDRESS)
+      result.push_back(address);
+  }
+  return result;
+}
+
+// What distinguishes one copy of a line's code from another: its function, and the inlined call
+// it belongs to, if any.
+std::pair<uint64_t, uint64_t> codeCopyOf(lldb::SBTarget &target, uint64_t address) {
+  lldb::SBSymbolContext context = target.ResolveSymbolContextForAddress(
+      target.ResolveLoadAddress(address), lldb::eSymbolContextFunction | lldb::eSymbolContextBlock);
+  uint64_t function = loadAddress(context.GetFunction().GetStartAddress(), target);
+  lldb::SBBlock inlined = context.GetBlock().GetContainingInlinedBlock();
+  uint64_t call = inlined.IsValid() ? loadAddress(inlined.GetRangeStartAddress(0), target) : 0;
+  return {function, call};
+}
+
+std::vector<uint64_t> lineAddresses(lldb::SBTarget &target, std::string_view file, uint32_t line) {
+  std::string_view base = file.substr(file.rfind('/') + 1);
+  lldb::SBFileSpec spec(std::string(base).c_str(), false);  // matches by file name alone
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> lowest; // per copy of the code
+  for (uint32_t m = 0; m < target.GetNumModules(); ++m) {
+    lldb::SBModule module = target.GetModuleAtIndex(m);
+    for (uint32_t c = 0; c < module.GetNumCompileUnits(); ++c) {
+      lldb::SBCompileUnit unit = module.GetCompileUnitAtIndex(c);
+      for (uint32_t at = unit.FindLineEntryIndex(0, line, &spec, true); at != UINT32_MAX;
+           at = unit.FindLineEntryIndex(at + 1, line, &spec, true)) {
+        lldb::SBLineEntry entry = unit.GetLineEntryAtIndex(at);
+        if (!namesPath(file, pathOf(entry.GetFileSpec())))
+          continue;
+        // A row that only continues the previous one (same line, next address) starts nothing.
+        if (at > 0) {
+          lldb::SBLineEntry previous = unit.GetLineEntryAtIndex(at - 1);
+          if (previous.GetLine() == line && previous.GetFileSpec() == entry.GetFileSpec() &&
+              previous.GetEndAddress().GetFileAddress() == entry.GetStartAddress().GetFileAddress())
+            continue;
+        }
+        uint64_t address = loadAddress(entry.GetStartAddress(), target);
+        if (address == LLDB_INVALID_ADDRESS)
+          continue;
+        auto [slot, added] = lowest.try_emplace(codeCopyOf(target, address), address);
+        if (!added)
+          slot->second = std::min(slot->second, address);
+      }
+    }
+  }
+  std::vector<uint64_t> result;
+  for (const auto &[copy, address] : lowest)
+    result.push_back(address);
+  return result;
+}
+
+} // namespace
+
+std::vector<uint64_t> resolveLocation(lldb::SBTarget target, std::string_view location) {
+  std::vector<uint64_t> result;
+  if (!target.IsValid() || location.empty())
+    return result;
+  if (location.front() == '*') {
+    if (std::optional<uint64_t> address = number(location.substr(1)))
+      result.push_back(*address);
+    return result;
+  }
+  size_t colon = location.rfind(':');
+  std::optional<uint64_t> line =
+      colon == location.npos || colon == 0 ? std::nullopt : number(location.substr(colon + 1));
+  if (line && *line > 0 && *line <= UINT32_MAX)
+    result = lineAddresses(target, location.substr(0, colon), static_cast<uint32_t>(*line));
+  else
+    result = symbolAddresses(target, std::string(location));
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+} // namespace strobe::lldb_plugin

@@ -1,0 +1,179 @@
+"""The LLDB front-end's Target port where it goes beyond sampling, through the commands that use it:
+`strobe step` steps the thread the user selected and only that thread, its locations resolve where
+LLDB's own breakpoints would stop, and a stop strobe did not cause ends the trace and stays the
+user's. Heap tracking's breakpoints stay out of the user's way."""
+import re
+import unittest
+
+import harness
+
+STEPPED = re.compile(r"strobe: stepped (\d+) instructions? of thread (\d+) in .*?; (.+?); 'strobe dump'")
+THREAD = re.compile(r"^\s*\*?\s*thread #(\d+): tid = (\d+), (0x[0-9a-f]+) ", re.MULTILINE)
+BREAKPOINT_AT = re.compile(r"Breakpoint \d+: where = .*?, address = (0x[0-9a-f]+)")
+
+
+def require_lldb_plugin():
+    harness.require_built(harness.LLDB_PLUGIN)
+
+
+def stepped(test, out):
+    """(instructions, thread, why it ended) of every `strobe step` in the output."""
+    found = [(int(n), int(tid), why) for n, tid, why in STEPPED.findall(out)]
+    test.assertTrue(found, out)
+    return found
+
+
+def thread_lists(out):
+    """{thread index: (tid, pc)} of each `thread list` in the output, in order."""
+    lists = []
+    for block in out.split("(lldb) thread list")[1:]:
+        block = block.split("(lldb) ")[0]
+        lists.append({int(i): (int(tid), int(pc, 16)) for i, tid, pc in THREAD.findall(block)})
+    return lists
+
+
+class StepThroughLldb(unittest.TestCase):
+    def setUp(self):
+        require_lldb_plugin()
+
+    def test_step_counts_instructions_of_the_selected_thread(self):
+        rc, out = harness.lldb(["b calls", "run", "thread list", "strobe step --count 300 --quiet",
+                                "thread list"],
+                               harness.fixture("calls"), ["1000", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        [(count, tid, why)] = stepped(self, out)
+        before, after = thread_lists(out)
+        self.assertEqual(count, 300, out)
+        self.assertEqual(why, "300 instructions were stepped", out)
+        self.assertEqual(tid, before[1][0], out)
+        self.assertNotEqual(after[1][1], before[1][1], "the thread moved: " + out)
+
+    def test_step_holds_every_other_thread(self):
+        # Thread 3 is the first busy worker: it spins, so each of its steps is one instruction of
+        # plain code; threads 1 (creating workers) and 2 (parked in read) must not move.
+        rc, out = harness.lldb(["b busy_worker", "run", "breakpoint delete 1", "thread list",
+                                "thread select 3", "strobe step --count 200 --quiet",
+                                "thread list"],
+                               harness.fixture("threads"), ["2", "3"])
+        self.assertEqual(rc, 0, out)
+        before, after = thread_lists(out)
+        [(count, tid, _)] = stepped(self, out)
+        self.assertEqual(count, 200, out)
+        self.assertEqual(tid, before[3][0], "the user's selected thread is stepped: " + out)
+        for index in (1, 2):
+            self.assertEqual(after[index], before[index], f"thread #{index} moved:\n{out}")
+
+    def test_step_follows_the_users_thread_selection(self):
+        # Not thread 2: parked in read(), its next instruction cannot finish while the others
+        # are held.
+        rc, out = harness.lldb(["b busy_worker", "run", "breakpoint delete 1", "thread list",
+                                "thread select 1", "strobe step --count 1 --quiet"],
+                               harness.fixture("threads"), ["2", "3"])
+        self.assertEqual(rc, 0, out)
+        [before] = thread_lists(out)
+        [(_, tid, _)] = stepped(self, out)
+        self.assertEqual(tid, before[1][0], out)
+        self.assertNotEqual(before[1][0], before[3][0], out)
+
+    def test_until_stops_where_lldb_breakpoints_resolve(self):
+        # Each location is resolved by strobe first, then by LLDB's `breakpoint set` as the
+        # independent answer: a plain function, a mangled C++ symbol that only libstdc++ defines
+        # (the program itself has just a PLT stub for it), and a source line inside leaf().
+        rc, out = harness.lldb(["b leaf", "run", "breakpoint delete 1",
+                                "strobe step --until _Znwm --quiet", "b _Znwm",
+                                "breakpoint delete 2", "strobe step --until calls.cpp:14 --quiet",
+                                "b calls.cpp:14", "breakpoint delete 3",
+                                "strobe step --until leaf --quiet", "b leaf"],
+                               harness.fixture("calls"), ["3", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        reached = [why for _, _, why in stepped(self, out)]
+        expected = BREAKPOINT_AT.findall(out.split("breakpoint delete 1", 1)[1])
+        self.assertEqual(len(reached), 3, out)
+        self.assertEqual(len(expected), 3, out)
+        for why, address in zip(reached, expected):
+            self.assertEqual(why, f"the pc reached {int(address, 16):#x}", out)
+        self.assertIn("libstdc++", out.split("b _Znwm", 1)[1].splitlines()[1], out)
+
+    def test_until_takes_an_address(self):
+        rc, out = harness.lldb(["b leaf", "run"], harness.fixture("calls"), ["3", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        m = re.search(r"stop reason = breakpoint 1\.1\n\s+frame #0: (0x[0-9a-f]+)", out)
+        self.assertIsNotNone(m, out)
+        leaf = int(m.group(1), 16)
+        rc, out = harness.lldb(["b leaf", "run", "breakpoint delete 1", "strobe step --count 1",
+                                f"strobe step --until *{leaf:#x} --quiet"],
+                               harness.fixture("calls"), ["3", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(stepped(self, out)[-1][2], f"the pc reached {leaf:#x}", out)
+
+    def test_a_user_breakpoint_ends_the_trace_and_stays_the_users(self):
+        rc, out = harness.lldb(["b calls", "run", "b leaf", "strobe step --count 5000 --quiet",
+                                "process status", "breakpoint delete -f", "continue"],
+                               harness.fixture("calls"), ["3", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        [(count, _, why)] = stepped(self, out)
+        self.assertLess(count, 5000, out)
+        self.assertEqual(why, "breakpoint 2.1", out)
+        status = out.split("(lldb) process status", 1)[1]
+        self.assertRegex(status, r"stop reason = breakpoint 2\.1\n\s+frame #0: 0x[0-9a-f]+ "
+                                 r"calls`(::)?leaf", out)
+        self.assertIn("calls: 3 leaf calls", out)
+        self.assertRegex(out, r"Process \d+ exited with status = 0", out)
+
+    def test_the_process_exiting_ends_the_trace(self):
+        rc, out = harness.lldb(["b _exit", "run", "breakpoint delete 1",
+                                "strobe step --count 1000 --quiet", "process status"],
+                               harness.fixture("calls"), ["3", "4", "1"])
+        self.assertEqual(rc, 0, out)
+        [(count, _, why)] = stepped(self, out)
+        self.assertLess(count, 1000, out)
+        self.assertIn("exited", why, out)
+        self.assertRegex(out.split("(lldb) process status", 1)[1],
+                         r"Process \d+ exited with status = 0", out)
+
+
+class HiddenBreakpointsThroughLldb(unittest.TestCase):
+    """Heap tracking places strobe's own breakpoints on the allocator."""
+
+    def setUp(self):
+        require_lldb_plugin()
+
+    def lldb(self, commands, calls=("300", "4", "1")):
+        rc, out = harness.lldb(commands, harness.fixture("calls"), list(calls))
+        if "'mem start' is not implemented" in out:
+            self.skipTest("strobe mem start is not implemented yet")
+        return rc, out
+
+    def test_the_users_breakpoint_commands_neither_see_nor_remove_them(self):
+        rc, out = self.lldb(["b calls", "run", "strobe mem start", "breakpoint list",
+                             "breakpoint delete -f", "breakpoint disable",
+                             "breakpoint name list", "continue"])
+        self.assertEqual(rc, 0, out)
+        listing = out.split("(lldb) breakpoint list", 1)[1].split("(lldb)")[0]
+        self.assertEqual(re.findall(r"^(\d+): ", listing, re.MULTILINE), ["1"],
+                         "only the user's breakpoint is listed: " + out)
+        names = out.split("(lldb) breakpoint name list", 1)[1].split("(lldb)")[0]
+        self.assertRegex(names, r"\n\d+: (name|address) = ", "they survive delete/disable: " + out)
+        self.assertIn("calls: 300 leaf calls", out)
+        self.assertRegex(out, r"Process \d+ exited with status = 0", out)
+        self.assertNotIn("stop reason = breakpoint", out.split("(lldb) continue", 1)[1], out)
+
+    def test_a_user_breakpoint_on_a_hooked_function_still_stops(self):
+        rc, out = self.lldb(["b calls", "run", "strobe mem start", "b _Znwm", "continue",
+                             "bt 3"])
+        self.assertEqual(rc, 0, out)
+        users = re.search(r"Breakpoint (\d+): where = libstdc\+\+", out)
+        self.assertIsNotNone(users, out)
+        after = out.split("(lldb) continue", 1)[1]
+        self.assertRegex(after, rf"stop reason = breakpoint .*\b{users.group(1)}\.1\b", out)
+        self.assertRegex(after, r"frame #1: 0x[0-9a-f]+ calls`(::)?leaf", out)
+
+    def test_stop_removes_them(self):
+        rc, out = self.lldb(["b calls", "run", "strobe mem start", "strobe mem stop",
+                             "breakpoint name list"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("No breakpoints using this name", out.rsplit("breakpoint name list", 1)[1])
+
+
+if __name__ == "__main__":
+    unittest.main()
