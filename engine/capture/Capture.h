@@ -1,6 +1,9 @@
 // Everything one capture holds, live or loaded from a trace file. Reports read only this.
 #pragma once
 
+#include "capture/AllocEvent.h"
+#include "capture/LoopCaptureInfo.h"
+#include "codec/TraceRecord.h"
 #include "target/Isa.h"
 #include "target/Target.h"
 
@@ -44,6 +47,9 @@ struct Capture {
   std::map<uint64_t, SymbolInfo> symbols;          // every pc that a sample's stack holds
   std::map<uint64_t, std::vector<uint8_t>> code;   // function start -> its bytes (annotate)
   std::map<uint64_t, SymbolInfo> instructionLines; // each instruction of a coded function
+  std::optional<LoopCaptureInfo> loop;             // `strobe loop`
+  std::vector<StepTrace> stepTraces;               // `strobe step`, in the order taken
+  std::vector<AllocEvent> allocEvents;             // `strobe mem`, in the order they happened
   uint64_t stops = 0;                              // stops the capture made
   uint64_t durationNs = 0;                         // wall time the capture ran
   std::string endReason;                           // how the capture ended, in words

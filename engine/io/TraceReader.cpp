@@ -1,6 +1,9 @@
-#include "codec/PlainCodec.h"
+#include "codec/DiffDecoder.h"
+#include "codec/Varint.h"
 #include "io/Crc32.h"
 #include "io/TraceFile.h"
+#include "io/TraceStreams.h"
+#include "isa/InstructionInfo.h"
 #include "strobe.pb.h"
 
 #include <algorithm>
@@ -139,6 +142,8 @@ private:
       return std::nullopt;
     case pb::Chunk::kInstructionLines:
       return applySymbolTable(chunk.instruction_lines(), capture_.instructionLines);
+    case pb::Chunk::kStepTrace:
+      return applyStepTrace(chunk.step_trace());
     case pb::Chunk::kEnd:
       capture_.stops = chunk.end().stops();
       capture_.durationNs = chunk.end().duration_ns();
@@ -163,14 +168,9 @@ private:
     const std::optional<Isa> isa = isaFromName(h.isa());
     if (!isa)
       throw TraceError(path_ + " records the unknown ISA '" + h.isa() + "'");
-    if (h.codec() != PlainCodec::kName || h.codec_version() != PlainCodec::kVersion)
+    if (h.codec() != kRegisterCodecName || h.codec_version() != kDiffVersion)
       throw TraceError(path_ + " uses register codec '" + h.codec() + "' version " +
                        std::to_string(h.codec_version()) + ", which this strobe cannot read");
-    try {
-      codec_ = std::make_unique<PlainCodec>(h.registers_size());
-    } catch (const std::invalid_argument &e) {
-      throw TraceError(path_ + ": " + e.what());
-    }
     CaptureHeader &header = capture_.header;
     header.isa = *isa;
     header.pid = h.pid();
@@ -180,7 +180,18 @@ private:
     header.stackDepth = h.stack_depth();
     header.startUnixNs = h.start_unix_ns();
     header_ = true;
+    fileRegisterCount_ = static_cast<size_t>(h.registers_size());
     mapRegisters(h);
+    checkExtRegisters(h);
+  }
+
+  // Step records keep their extended state only when the file's ext table is this strobe's.
+  void checkExtRegisters(const pb::Header &h) {
+    const RegisterTable &table = registerTable(capture_.header.isa);
+    extMatches_ = std::equal(h.ext_registers().begin(), h.ext_registers().end(), table.ext.begin(),
+                             table.ext.end(), [](const pb::ExtRegister &a, const ExtRegister &b) {
+                               return a.name() == b.name && a.bytes() == b.bytes;
+                             });
   }
 
   // Places the file's registers by name when its table differs from this strobe's.
@@ -207,9 +218,9 @@ private:
   std::optional<std::string> applySamples(const pb::SampleBatch &batch) {
     std::vector<Sample> decoded;
     Bytes in = asBytes(batch.data());
-    codec_->reset();
     uint64_t time = 0;
     std::vector<uint64_t> stack;
+    std::vector<size_t> withRegisters; // indexes into `decoded`
     while (!in.empty()) {
       Sample &sample = decoded.emplace_back();
       sample.tid = batch.tid();
@@ -227,23 +238,74 @@ private:
         pc += static_cast<uint64_t>(unzigzag(delta));
       }
       sample.stack = stack;
-      if ((head & 4) && !decodeRegisters(in, sample.regs))
+      if (head & 4)
+        withRegisters.push_back(decoded.size() - 1);
+    }
+    if (!withRegisters.empty() || !batch.registers().empty()) {
+      DecodedStream registers = decodeStream(asBytes(batch.registers()));
+      if (!registers.report.clean() || registers.records.size() != withRegisters.size() ||
+          registers.report.header->layout.mainCount != fileRegisterCount_ ||
+          registers.report.header->layout.extSlots != 0)
         return "bad register data";
+      for (size_t i = 0; i < withRegisters.size(); ++i)
+        placeRegisters(std::move(registers.records[i].regs), decoded[withRegisters[i]].regs);
     }
     std::move(decoded.begin(), decoded.end(), std::back_inserter(samples_));
     return std::nullopt;
   }
 
-  bool decodeRegisters(Bytes &in, std::vector<uint64_t> &regs) {
-    if (!remap_)
-      return codec_->decode(in, regs);
-    if (!codec_->decode(in, fileRegs_))
-      return false;
+  // This strobe's memory operand model, if it is the one the stream's slots were computed with;
+  // without it only records whose accesses are all in escape form decode.
+  MemoryOperandModel *modelFor(const std::string &stream) {
+    Bytes in = asBytes(stream);
+    StreamHeader header;
+    if (readStreamHeader(in, header) || header.memoryModel != kMemoryModelName)
+      return nullptr;
+    if (!memoryModel_)
+      memoryModel_ = std::make_unique<InstructionDecoder>(capture_.header.isa);
+    return memoryModel_.get();
+  }
+
+  void placeRegisters(std::vector<uint64_t> fileRegs, std::vector<uint64_t> &regs) const {
+    if (!remap_) {
+      regs = std::move(fileRegs);
+      return;
+    }
     regs.assign(tableSize_, 0);
-    for (size_t i = 0; i < fileRegs_.size(); ++i)
+    for (size_t i = 0; i < fileRegs.size(); ++i)
       if (registerPlace_[i])
-        regs[*registerPlace_[i]] = fileRegs_[i];
-    return true;
+        regs[*registerPlace_[i]] = fileRegs[i];
+  }
+
+  std::optional<std::string> applyStepTrace(const pb::StepTraceChunk &part) {
+    std::vector<StepTrace> &traces = capture_.stepTraces;
+    if (part.index() > traces.size())
+      return "step trace " + std::to_string(part.index()) + " before trace " +
+             std::to_string(traces.size());
+    DecodedStream decoded = decodeStream(asBytes(part.stream()), modelFor(part.stream()));
+    if (!decoded.report.clean())
+      return "bad step records (" +
+             (decoded.report.damage.empty() ? std::string("no header")
+                                            : decoded.report.damage[0].reason) +
+             ")";
+    const StreamHeader &header = *decoded.report.header;
+    if (header.layout.mainCount != fileRegisterCount_ || header.layout.isa != capture_.header.isa)
+      return "step records of another register table";
+    if (header.layout.extSlots > 0 && !extMatches_ && !warnedExt_) {
+      warnings_.push_back(path_ + ": the step traces' extended registers differ from this "
+                                  "strobe's and were dropped");
+      warnedExt_ = true;
+    }
+    if (part.index() == traces.size())
+      traces.push_back({part.tid(), part.memory(), {}});
+    StepTrace &trace = traces[part.index()];
+    for (TraceRecord &record : decoded.records) {
+      placeRegisters(std::move(record.regs), record.regs);
+      if (!extMatches_)
+        record.ext.clear();
+      trace.records.push_back(std::move(record));
+    }
+    return std::nullopt;
   }
 
   static std::optional<std::string> applySymbolTable(const pb::SymbolTable &table,
@@ -292,12 +354,14 @@ private:
   std::unordered_map<uint64_t, size_t> threadIndex_; // into capture_.threads
   bool header_ = false;
   bool ended_ = false;
-  std::unique_ptr<RegisterCodec> codec_;
+  size_t fileRegisterCount_ = 0;
   // Set when the file's register table differs from this strobe's: where each file register goes.
   bool remap_ = false;
   std::vector<std::optional<size_t>> registerPlace_;
   size_t tableSize_ = 0;
-  std::vector<uint64_t> fileRegs_;
+  bool extMatches_ = true;
+  bool warnedExt_ = false;
+  std::unique_ptr<InstructionDecoder> memoryModel_; // for step traces' memory slots
 };
 
 } // namespace

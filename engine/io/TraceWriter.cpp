@@ -1,12 +1,17 @@
-#include "codec/PlainCodec.h"
+#include "codec/DiffEncoder.h"
+#include "codec/Varint.h"
 #include "io/Crc32.h"
 #include "io/TraceFile.h"
+#include "io/TraceStreams.h"
+#include "isa/InstructionInfo.h"
 #include "strobe.pb.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -19,10 +24,13 @@ constexpr size_t kBatchBytes = 64 * 1024;
 
 // One thread's batch in progress.
 struct ThreadStream {
-  std::unique_ptr<RegisterCodec> codec;
+  std::unique_ptr<DiffEncoder> registers;
   std::vector<uint8_t> data;
   uint64_t previousTime = 0;
   std::vector<uint64_t> previousStack;
+  TraceRecord record; // reused: the sample's registers as a codec record
+
+  size_t size() const { return data.size() + registers->size(); }
 };
 
 void encodeSample(const Sample &sample, ThreadStream &stream) {
@@ -36,8 +44,10 @@ void encodeSample(const Sample &sample, ThreadStream &stream) {
     const uint64_t previous = i < stream.previousStack.size() ? stream.previousStack[i] : 0;
     putVarint(zigzag(static_cast<int64_t>(sample.stack[i] - previous)), out);
   }
-  if (hasRegisters)
-    stream.codec->encode(sample.regs, out);
+  if (hasRegisters) {
+    stream.record.regs = sample.regs;
+    stream.registers->encode(stream.record);
+  }
   stream.previousTime = sample.timeNs;
   stream.previousStack = sample.stack;
 }
@@ -71,6 +81,7 @@ void fillSymbolTable(const std::map<uint64_t, SymbolInfo> &symbols, pb::SymbolTa
 struct TraceWriter::Impl {
   std::string path;
   FILE *file = nullptr;
+  Isa isa = Isa::X86_64;
   size_t registerCount = 0;
   bool headerWritten = false;
   bool ended = false;
@@ -112,14 +123,45 @@ struct TraceWriter::Impl {
   void writeBatch(uint64_t tid, ThreadStream &stream) {
     if (stream.data.empty())
       return;
+    const std::vector<uint8_t> registers = stream.registers->finish();
     pb::Chunk chunk;
     chunk.mutable_samples()->set_tid(tid);
     chunk.mutable_samples()->set_data(stream.data.data(), stream.data.size());
+    chunk.mutable_samples()->set_registers(registers.data(), registers.size());
     writeChunk(chunk);
     stream.data.clear();
     stream.previousTime = 0;
     stream.previousStack.clear();
-    stream.codec->reset();
+  }
+
+  // A step trace in chunks of at most kStepChunkRecords records, each its own stream; a record
+  // with or without extended state unlike the one before it also starts a new chunk.
+  void writeStepTrace(const StepTrace &trace, uint32_t index, InstructionDecoder &model) {
+    std::optional<DiffEncoder> encoder;
+    auto writePart = [&] {
+      const std::vector<uint8_t> stream = encoder->finish();
+      pb::Chunk chunk;
+      pb::StepTraceChunk &part = *chunk.mutable_step_trace();
+      part.set_index(index);
+      part.set_tid(trace.tid);
+      part.set_memory(trace.memoryRecorded);
+      part.set_stream(stream.data(), stream.size());
+      writeChunk(chunk);
+    };
+    for (const TraceRecord &record : trace.records) {
+      const bool withExt = !record.ext.empty();
+      if (encoder && (encoder->records() == kStepChunkRecords ||
+                      withExt != (encoder->header().layout.extSlots > 0))) {
+        writePart();
+        encoder.reset();
+      }
+      if (!encoder)
+        encoder.emplace(layoutFor(isa, withExt), kStepOptions, &model, kMemoryModelName);
+      encoder->encode(record);
+    }
+    if (!encoder) // an empty trace still takes its place
+      encoder.emplace(layoutFor(isa, false), kStepOptions, &model, kMemoryModelName);
+    writePart();
   }
 
   void writePendingBatches() {
@@ -160,11 +202,17 @@ void TraceWriter::writeHeader(const CaptureHeader &header) {
   h.set_period_ns(header.periodNs);
   h.set_stack_depth(header.stackDepth);
   h.set_start_unix_ns(header.startUnixNs);
-  h.set_codec(std::string(PlainCodec::kName));
-  h.set_codec_version(PlainCodec::kVersion);
+  h.set_codec(std::string(kRegisterCodecName));
+  h.set_codec_version(kDiffVersion);
   for (std::string_view name : table.regs)
     h.add_registers(std::string(name));
+  for (const ExtRegister &reg : table.ext) {
+    pb::ExtRegister &ext = *h.add_ext_registers();
+    ext.set_name(std::string(reg.name));
+    ext.set_bytes(reg.bytes);
+  }
   impl_->writeChunk(chunk);
+  impl_->isa = header.isa;
   impl_->registerCount = table.regs.size();
   impl_->headerWritten = true;
 }
@@ -178,10 +226,11 @@ void TraceWriter::writeSamples(std::span<const Sample> samples) {
                                   std::to_string(sample.regs.size()) + " registers, expected " +
                                   std::to_string(impl_->registerCount));
     ThreadStream &stream = impl_->streams[sample.tid];
-    if (!stream.codec)
-      stream.codec = std::make_unique<PlainCodec>(impl_->registerCount);
+    if (!stream.registers)
+      stream.registers =
+          std::make_unique<DiffEncoder>(layoutFor(impl_->isa, false), kSampleOptions);
     encodeSample(sample, stream);
-    if (stream.data.size() >= kBatchBytes)
+    if (stream.size() >= kBatchBytes)
       impl_->writeBatch(sample.tid, stream);
   }
 }
@@ -227,6 +276,12 @@ void TraceWriter::writeEnd(const Capture &capture) {
   pb::Chunk lines;
   fillSymbolTable(capture.instructionLines, *lines.mutable_instruction_lines());
   impl_->writeChunk(lines);
+
+  if (!capture.stepTraces.empty()) {
+    InstructionDecoder model(impl_->isa);
+    for (size_t i = 0; i < capture.stepTraces.size(); ++i)
+      impl_->writeStepTrace(capture.stepTraces[i], static_cast<uint32_t>(i), model);
+  }
 
   writeThreads(capture.threads);
 

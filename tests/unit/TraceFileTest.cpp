@@ -26,6 +26,7 @@ auto fields(const ModuleInfo &m) { return std::tie(m.path, m.buildId, m.start, m
 auto fields(const SymbolInfo &s) {
   return std::tie(s.function, s.start, s.size, s.file, s.line, s.inlined);
 }
+auto fields(const StepTrace &t) { return std::tie(t.tid, t.memoryRecorded, t.records); }
 
 template <typename T>
 void expectSameList(const std::vector<T> &expected, const std::vector<T> &got) {
@@ -52,6 +53,7 @@ void expectSameCapture(const Capture &expected, const Capture &got) {
   expectSameSymbols(expected.symbols, got.symbols);
   EXPECT_EQ(expected.code, got.code);
   expectSameSymbols(expected.instructionLines, got.instructionLines);
+  expectSameList(expected.stepTraces, got.stepTraces);
   EXPECT_EQ(expected.stops, got.stops);
   EXPECT_EQ(expected.durationNs, got.durationNs);
   EXPECT_EQ(expected.endReason, got.endReason);
@@ -62,6 +64,41 @@ std::vector<uint64_t> counting(size_t count, uint64_t first) {
   for (size_t i = 0; i < count; ++i)
     regs[i] = first + i;
   return regs;
+}
+
+// A step trace of `count` records: a loop of loads through rbx / x1 (real instructions, so the
+// memory operand model predicts them), extended state on the first half only, one gap.
+StepTrace stepTrace(Isa isa, uint64_t tid, bool memory, size_t count) {
+  const RegisterTable &table = registerTable(isa);
+  const bool x86 = isa == Isa::X86_64;
+  // mov rax, [rbx + 8] / ldr x0, [x1, #8]
+  const std::vector<uint8_t> load = x86 ? std::vector<uint8_t>{0x48, 0x8b, 0x43, 0x08}
+                                        : std::vector<uint8_t>{0x20, 0x04, 0x40, 0xf9};
+  constexpr unsigned base = 1; // rbx / x1
+  StepTrace trace{tid, memory, {}};
+  TraceRecord r;
+  r.regs = counting(table.regs.size(), 0x7000);
+  r.regs[table.pc] = 0x401000;
+  r.ext = counting(table.extSlots(), 0xabc0);
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) {
+      const uint64_t address = r.regs[base] + 8;
+      r.instruction = load;
+      r.regs[0] = 0x1111 * i;
+      if (memory)
+        r.memory = {{address, 8, true, false, {}, {}}};
+      for (MemoryAccess &a : r.memory)
+        for (int k = 0; k < 8; ++k)
+          a.readValue.push_back(static_cast<uint8_t>(r.regs[0] >> (8 * k)));
+      r.regs[base] += 16;
+      r.regs[table.pc] = i % 5 == 4 ? 0x401000 : r.regs[table.pc] + 4;
+    }
+    if (i == count / 2)
+      r.ext.clear();
+    r.gap = i == 7;
+    trace.records.push_back(r);
+  }
+  return trace;
 }
 
 // Three threads with ties in time, empty and deep stacks, a sample without registers, extreme
@@ -99,6 +136,8 @@ Capture handBuiltCapture(Isa isa) {
   c.instructionLines = {{0x401000, {"main", 0x401000, 0x40, "demo.c", 12, {}}},
                         {0x401001, {"main", 0x401000, 0x40, "demo.c", 12, {}}},
                         {0x401004, {"main", 0x401000, 0x40, "demo.c", 13, {"inlined_helper"}}}};
+  c.stepTraces = {stepTrace(isa, 100, true, 40), stepTrace(isa, 200, false, 3),
+                  stepTrace(isa, 100, false, 0)};
   c.stops = 4;
   c.durationNs = 4'100'000;
   c.endReason = "the process exited with code 0";
@@ -145,11 +184,11 @@ std::string frame(const pb::Chunk &chunk) { return frame(chunk.SerializeAsString
 
 const std::string kMagic("STROBE\0\x01", 8);
 
-pb::Chunk plainHeader(std::vector<std::string> registers) {
+pb::Chunk diffHeader(std::vector<std::string> registers) {
   pb::Chunk chunk;
   pb::Header &h = *chunk.mutable_header();
   h.set_isa("x86_64");
-  h.set_codec("plain");
+  h.set_codec("diff");
   h.set_codec_version(1);
   for (const std::string &name : registers)
     h.add_registers(name);
@@ -223,6 +262,58 @@ TEST_F(TraceFile, LongCaptureSpansManyBatchesPerThread) {
   expectSameCapture(capture, loaded.capture);
 }
 
+TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
+  Capture capture;
+  capture.stepTraces = {stepTrace(Isa::X86_64, 5, true, 70000)};
+  for (TraceRecord &r : capture.stepTraces[0].records)
+    r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
+  saveCapture(path("steps.strobe"), capture);
+  const std::string file = readFile(path("steps.strobe"));
+  // header, modules, symbols, code, lines, 65536 + 4464 records, threads, end
+  EXPECT_EQ(chunkStarts(file).size() - 1, 9u);
+  const LoadedTrace loaded = loadCapture(path("steps.strobe"));
+  EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
+  expectSameCapture(capture, loaded.capture);
+  // Diff records keep a steady load loop small: well under 4 bytes per instruction.
+  EXPECT_LT(file.size(), 70000u * 4);
+}
+
+TEST_F(TraceFile, StepTraceChunksMustComeInOrder) {
+  pb::Chunk part;
+  part.mutable_step_trace()->set_index(1);
+  writeFile(path("order"), kMagic + frame(diffHeader({})) + frame(part));
+  const LoadedTrace loaded = loadCapture(path("order"));
+  ASSERT_EQ(loaded.warnings.size(), 2u);
+  EXPECT_EQ(loaded.warnings[0], path("order") + ": corrupt chunk 1 at byte " +
+                                    std::to_string(8 + frame(diffHeader({})).size()) +
+                                    " (step trace 1 before trace 0); kept the 0 samples before it");
+}
+
+// A file whose extended-register table differs from this strobe's keeps its step records
+// without their extended state.
+TEST_F(TraceFile, ForeignExtendedRegistersAreDropped) {
+  Capture capture;
+  capture.stepTraces = {stepTrace(Isa::X86_64, 5, false, 4)};
+  saveCapture(path("ext.strobe"), capture);
+  std::string file = readFile(path("ext.strobe"));
+  const std::vector<size_t> starts = chunkStarts(file);
+  pb::Chunk header;
+  ASSERT_TRUE(header.ParseFromString(file.substr(starts[0] + 8, starts[1] - starts[0] - 8)));
+  header.mutable_header()->mutable_ext_registers(0)->set_name("ymm0");
+  file = kMagic + frame(header) + file.substr(starts[1]);
+  writeFile(path("ext.strobe"), file);
+
+  const LoadedTrace loaded = loadCapture(path("ext.strobe"));
+  EXPECT_EQ(loaded.warnings,
+            std::vector<std::string>{path("ext.strobe") +
+                                     ": the step traces' extended registers "
+                                     "differ from this strobe's and were dropped"});
+  ASSERT_EQ(loaded.capture.stepTraces.size(), 1u);
+  for (TraceRecord &r : capture.stepTraces[0].records)
+    r.ext.clear();
+  expectSameList(capture.stepTraces, loaded.capture.stepTraces);
+}
+
 TEST_F(TraceFile, SamplesAtTheSameTimeComeBackOrderedByThread) {
   Capture capture;
   capture.samples = {{5, 3, true, false, {0x10}, {}},
@@ -281,6 +372,7 @@ protected:
   void SetUp() override {
     TraceFile::SetUp();
     capture_ = handBuiltCapture(Isa::X86_64);
+    capture_.stepTraces.clear();
     capture_.samples = {
         {10, 100, true, false, {0x401000}, counting(21, 1)},
         {20, 100, true, false, {0x401004}, counting(21, 2)},
@@ -438,7 +530,7 @@ TEST_F(TraceFile, NewerFormatVersionIsRejected) {
 }
 
 TEST_F(TraceFile, UnknownCodecIsRejected) {
-  pb::Chunk header = plainHeader({"rip"});
+  pb::Chunk header = diffHeader({"rip"});
   header.mutable_header()->set_codec("diff");
   header.mutable_header()->set_codec_version(3);
   writeFile(path("codec"), kMagic + frame(header));
@@ -466,21 +558,41 @@ TEST_F(TraceFile, FirstChunkMustBeAHeader) {
   }
 }
 
-// Sample bytes written by hand from the layout in strobe.proto, under a register table that
-// differs from this strobe's: registers are placed by name, unknown ones dropped.
+std::string le32Bytes(uint32_t value) {
+  std::string out;
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>(value >> (8 * i)));
+  return out;
+}
+
+uint32_t crcOf(const std::string &bytes) {
+  return crc32({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
+}
+
+// Sample bytes written by hand from the layouts in strobe.proto and DiffFormat.h, under a register
+// table that differs from this strobe's: registers are placed by name, unknown ones dropped.
 TEST_F(TraceFile, RegistersArePlacedByNameWhenTheTableDiffers) {
   pb::Chunk batch;
   batch.mutable_samples()->set_tid(77);
-  // time +100 (zigzag 200), onCpu | hasRegisters | 1 stack entry, pc 0x40 (zigzag 0x80),
-  // keyframe rip = 0x40, bogus = 7; then time +1, inSyscall | hasRegisters | no stack, rip -> 0x41.
-  const std::string data("\xc8\x01\x0d\x80\x01\x40\x07"
-                         "\x02\x06\x01\x41",
-                         11);
-  batch.mutable_samples()->set_data(data);
+  // time +100 (zigzag 200), onCpu | hasRegisters | 1 stack entry, pc 0x40 (zigzag 0x80); then
+  // time +1, inSyscall | hasRegisters | no stack.
+  batch.mutable_samples()->set_data(std::string("\xc8\x01\x0d\x80\x01"
+                                                "\x02\x06",
+                                                7));
+  // A diff stream of 2 registers, pc first: interval 16, 2 history bits, no memory model.
+  const std::string header("SDIF\x01\x01\x02\x00\x00\x10\x02\x00", 12);
+  // Keyframe rip = 0x40, bogus = 7, no instruction, no memory; then pc delta +1 (zigzag 2),
+  // nothing else changed.
+  const std::string payload("\x40\x07\x00\x00"
+                            "\x03\x02",
+                            6);
+  const std::string fields("\x00\x02\x06", 3); // flags, records, stored size
+  batch.mutable_samples()->set_registers(header + le32Bytes(crcOf(header)) + "\x9e\x51\xd1\xf5" +
+                                         fields + le32Bytes(crcOf(fields + payload)) + payload);
   const std::string unknownKind("\xa0\x06\x01", 3); // field 100: a chunk kind from a newer strobe
   pb::Chunk end;
   end.mutable_end();
-  writeFile(path("named"), kMagic + frame(plainHeader({"rip", "bogus"})) + frame(batch) +
+  writeFile(path("named"), kMagic + frame(diffHeader({"rip", "bogus"})) + frame(batch) +
                                frame(unknownKind) + frame(end));
 
   const LoadedTrace loaded = loadCapture(path("named"));
@@ -502,11 +614,11 @@ TEST_F(TraceFile, BadSampleBytesAreACorruptChunk) {
   pb::Chunk batch;
   batch.mutable_samples()->set_tid(1);
   batch.mutable_samples()->set_data(std::string("\x02\x1b\x80", 3)); // 3 stack entries, 1 byte
-  writeFile(path("bad"), kMagic + frame(plainHeader({})) + frame(batch));
+  writeFile(path("bad"), kMagic + frame(diffHeader({})) + frame(batch));
   const LoadedTrace loaded = loadCapture(path("bad"));
   ASSERT_EQ(loaded.warnings.size(), 2u);
   EXPECT_EQ(loaded.warnings[0], path("bad") + ": corrupt chunk 1 at byte " +
-                                    std::to_string(8 + frame(plainHeader({})).size()) +
+                                    std::to_string(8 + frame(diffHeader({})).size()) +
                                     " (bad sample data); kept the 0 samples before it");
   EXPECT_TRUE(loaded.capture.samples.empty());
 }
@@ -517,14 +629,15 @@ TEST_F(TraceFile, RandomSampleBytesNeverCrash) {
   std::vector<std::string> registers;
   for (const std::string_view name : registerTable(Isa::X86_64).regs)
     registers.emplace_back(name);
-  const std::string header = frame(plainHeader(registers));
+  const std::string header = frame(diffHeader(registers));
   for (int i = 0; i < 1000; ++i) {
     std::string data(random() % 64, '\0');
     for (char &c : data)
       c = static_cast<char>(random());
     pb::Chunk batch;
     batch.mutable_samples()->set_tid(1);
-    batch.mutable_samples()->set_data(data);
+    batch.mutable_samples()->set_data(data.substr(0, data.size() / 2));
+    batch.mutable_samples()->set_registers(data.substr(data.size() / 2));
     writeFile(path("garbage"), kMagic + header + frame(batch));
     const LoadedTrace loaded = loadCapture(path("garbage"));
     for (const Sample &s : loaded.capture.samples)

@@ -1,0 +1,87 @@
+#include "codec/DiffEncoder.h"
+
+#include "codec/Varint.h"
+
+#include <stdexcept>
+#include <zlib.h>
+
+namespace strobe {
+namespace {
+
+StreamHeader headerFor(const StreamLayout &layout, const EncoderOptions &options,
+                       std::string_view modelName) {
+  StreamHeader header;
+  header.layout = layout;
+  header.keyframeInterval = options.keyframeInterval;
+  header.historyBits = options.historyBits;
+  header.memoryModel = modelName;
+  return header;
+}
+
+} // namespace
+
+DiffEncoder::DiffEncoder(const StreamLayout &layout, const EncoderOptions &options,
+                         MemoryOperandModel *model, std::string_view modelName)
+    : coder_(headerFor(layout, options, modelName), model),
+      compressionLevel_(options.compressionLevel) {
+  if (compressionLevel_ < 0 || compressionLevel_ > 9)
+    throw std::invalid_argument("zlib compression level " + std::to_string(compressionLevel_));
+  writeStreamHeader(coder_.header(), stream_);
+}
+
+void DiffEncoder::encode(const TraceRecord &record) {
+  if (record.gap && blockRecords_ > 0)
+    closeBlock();
+  if (blockRecords_ == 0)
+    blockAfterGap_ = record.gap;
+  coder_.encode(record, payload_);
+  ++blockRecords_;
+  ++records_;
+  if (blockRecords_ == coder_.header().keyframeInterval || payload_.size() >= kBlockTargetBytes)
+    closeBlock();
+}
+
+std::vector<uint8_t> DiffEncoder::finish() {
+  closeBlock();
+  std::vector<uint8_t> out;
+  out.swap(stream_);
+  writeStreamHeader(coder_.header(), stream_);
+  records_ = 0;
+  return out;
+}
+
+void DiffEncoder::closeBlock() {
+  if (blockRecords_ == 0)
+    return;
+  std::span<const uint8_t> stored = payload_;
+  uint64_t flags = blockAfterGap_ ? uint64_t{kBlockAfterGap} : 0;
+  if (compressionLevel_ > 0) {
+    uLongf size = compressBound(static_cast<uLong>(payload_.size()));
+    scratch_.resize(size);
+    if (compress2(scratch_.data(), &size, payload_.data(), static_cast<uLong>(payload_.size()),
+                  compressionLevel_) == Z_OK &&
+        size < payload_.size()) {
+      stored = std::span<const uint8_t>(scratch_.data(), size);
+      flags |= kBlockCompressed;
+    }
+  }
+  stream_.insert(stream_.end(), kBlockSync.begin(), kBlockSync.end());
+  const size_t fieldsStart = stream_.size();
+  putVarint(flags, stream_);
+  putVarint(blockRecords_, stream_);
+  putVarint(stored.size(), stream_);
+  if (flags & kBlockCompressed)
+    putVarint(payload_.size(), stream_);
+  uLong crc =
+      crc32(0, stream_.data() + fieldsStart, static_cast<uInt>(stream_.size() - fieldsStart));
+  crc = crc32(crc, stored.data(), static_cast<uInt>(stored.size()));
+  putLe32(static_cast<uint32_t>(crc), stream_);
+  stream_.insert(stream_.end(), stored.begin(), stored.end());
+
+  payload_.clear();
+  blockRecords_ = 0;
+  blockAfterGap_ = false;
+  coder_.beginBlock();
+}
+
+} // namespace strobe

@@ -1,0 +1,123 @@
+// The records inside one block of a diff-record stream (format in DiffFormat.h): RecordEncoder
+// turns TraceRecords into payload bytes, RecordDecoder turns them back, exactly. Both keep the same
+// prediction state, updated identically after every record. (Bits a stop mechanism sets, such as
+// x86 TF and RF while single-stepping, are for whoever reads the registers to clear: the Stepper.)
+//
+// Speed: a record usually changes two or three of up to 128 slots, so neither side copies the
+// whole state per record; the previous state is updated in place, and only records with memory
+// keep a copy of the registers before the instruction (the memory model and value sources use it).
+#pragma once
+
+#include "codec/DiffFormat.h"
+#include "codec/MemoryOperands.h"
+#include "codec/TraceRecord.h"
+
+#include <optional>
+#include <string>
+
+namespace strobe {
+
+// What the last record made at one pc did.
+struct History {
+  uint64_t pc = 0;
+  uint64_t nextPc = 0;
+  uint32_t generation = 0; // valid only in the block of this generation
+  uint8_t deltaCount = 0;
+  uint8_t instructionLength = 0; // kUnknownInstruction: not remembered (too long)
+  SlotMask changed;
+  std::array<uint64_t, kPredictedDeltas> deltas{}; // of the first members of `changed`
+  std::array<uint8_t, 16> instruction{};
+
+  static constexpr uint8_t kUnknownInstruction = 0xff;
+};
+
+// The changes a delta record makes, as both sides learn them.
+struct Changes {
+  SlotMask slots;
+  uint8_t deltaCount = 0;
+  std::array<uint64_t, kPredictedDeltas> deltas{};
+
+  void add(unsigned slot, uint64_t delta) {
+    slots.set(slot);
+    if (deltaCount < kPredictedDeltas)
+      deltas[deltaCount++] = delta;
+  }
+};
+
+// The state both sides predict from.
+class CoderState {
+public:
+  CoderState(const StreamHeader &header, MemoryOperandModel *model);
+
+  // The next record is a keyframe; nothing before it is remembered.
+  void beginBlock();
+  const StreamHeader &header() const { return header_; }
+
+protected:
+  const History *lookup(uint64_t pc) const;
+  // Remembers what the record made at `pcBefore` did. Slots must be added in ascending order.
+  void remember(uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
+                std::span<const uint8_t> instruction);
+  // The model's slots for an instruction, from the registers before it (before_), or none when
+  // it cannot predict them.
+  std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
+
+  StreamHeader header_;
+  unsigned slots_;
+  unsigned mainCount_;
+  unsigned pc_;
+  MemoryOperandModel *model_;
+  std::vector<uint64_t> state_;  // the last record's slots
+  std::vector<uint64_t> before_; // the state before a record with memory
+  bool inBlock_ = false;         // a keyframe has been made in the current block
+  uint64_t lastEscape_ = 0;
+  std::vector<History> history_;
+  uint32_t generation_ = 1;
+};
+
+class RecordEncoder : public CoderState {
+public:
+  // Throws std::invalid_argument when the header's layout is unusable.
+  RecordEncoder(const StreamHeader &header, MemoryOperandModel *model);
+
+  // Appends `record` to the block payload `out`; throws std::invalid_argument (before writing
+  // anything) when it does not fit the layout or the format's limits. `record.gap` is the
+  // caller's business (it starts a new block).
+  void encode(const TraceRecord &record, std::vector<uint8_t> &out);
+
+private:
+  void validate(const TraceRecord &record) const;
+  void encodeKeyframe(const TraceRecord &record, std::vector<uint8_t> &out);
+  void encodeDelta(const TraceRecord &record, std::vector<uint8_t> &out);
+  SlotMask changedSlots(const TraceRecord &record) const;
+  void encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
+                    std::vector<uint8_t> &out);
+  void encodeEscape(const MemoryAccess &access, bool keyframe, std::vector<uint8_t> &out);
+  void encodeValue(std::span<const uint8_t> value, bool keyframe, std::vector<uint8_t> &out);
+};
+
+class RecordDecoder : public CoderState {
+public:
+  RecordDecoder(const StreamHeader &header, MemoryOperandModel *model);
+
+  // Decodes the next record from the front of `in` and advances `in`. Returns why the bytes are
+  // not a valid record, if they are not; the block is then lost (the next one starts afresh).
+  std::optional<std::string> decode(std::span<const uint8_t> &in);
+  // The record last decoded; its storage is reused by the next decode().
+  const TraceRecord &record() const { return record_; }
+  void markGap(bool gap) { record_.gap = gap; }
+
+private:
+  std::optional<std::string> decodeKeyframe(std::span<const uint8_t> &in);
+  std::optional<std::string> decodeDelta(std::span<const uint8_t> &in);
+  std::optional<std::string> decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore);
+  std::optional<std::string> decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
+                                           uint64_t count);
+  bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
+                   std::vector<uint8_t> &value) const;
+  void setSlot(unsigned slot, uint64_t value);
+
+  TraceRecord record_; // mirrors state_ after every successful decode
+};
+
+} // namespace strobe

@@ -1,0 +1,22 @@
+// How the trace file uses the diff-record codec: the same choices for the writer and the reader.
+#pragma once
+
+#include "codec/DiffEncoder.h"
+
+#include <string_view>
+
+namespace strobe {
+
+inline constexpr std::string_view kRegisterCodecName = "diff";
+// The memory operand model of step traces: engine/isa's InstructionDecoder. Bump the version when
+// the slots it computes for some instruction change, or old files decode to wrong addresses.
+inline constexpr std::string_view kMemoryModelName = "strobe-isa-1";
+
+// Samples jump around: a small prediction table is enough, and there is one per thread.
+inline constexpr EncoderOptions kSampleOptions{4096, 6, 1};
+// Single steps loop: a large table pays off.
+inline constexpr EncoderOptions kStepOptions{8192, 12, 1};
+// Records per StepTraceChunk.
+inline constexpr size_t kStepChunkRecords = 1 << 16;
+
+} // namespace strobe

@@ -1,0 +1,199 @@
+#include "report/Dump.h"
+
+#include "isa/Disassembler.h"
+#include "report/Annotate.h"
+#include "report/TenetText.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <set>
+
+namespace strobe {
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+
+// "<function+0x12>" when the capture symbolized `pc`, else nothing.
+std::string symbolSuffix(const Capture &capture, uint64_t pc) {
+  const SymbolInfo *symbol = capture.symbolFor(pc);
+  if (!symbol || symbol->function.empty())
+    return {};
+  return pc > symbol->start && symbol->start != 0
+             ? fmt::format(" <{}+0x{:x}>", symbol->function, pc - symbol->start)
+             : fmt::format(" <{}>", symbol->function);
+}
+
+std::string instructionText(Disassembler &disassembler, std::span<const uint8_t> bytes,
+                            uint64_t pc) {
+  if (auto insn = disassembler.decode(bytes, pc))
+    return insn->text;
+  std::string hex = "(bytes";
+  for (uint8_t byte : bytes)
+    hex += fmt::format(" {:02x}", byte);
+  return hex + ")";
+}
+
+// A memory value as a number when it is one (up to 8 bytes, little-endian), else its bytes.
+std::string valueText(const std::vector<uint8_t> &value) {
+  if (value.size() <= 8) {
+    uint64_t number = 0;
+    for (size_t k = 0; k < value.size(); ++k)
+      number |= uint64_t{value[k]} << (8 * k);
+    return fmt::format("0x{:x}", number);
+  }
+  std::string hex;
+  for (uint8_t byte : value)
+    hex += fmt::format("{:02x}", byte);
+  return "bytes " + hex;
+}
+
+// Registers of `record` that differ from `previous` (all of them without one), as name=value.
+void appendRegisters(const RegisterTable &table, const TraceRecord &record,
+                     const TraceRecord *previous, std::string &out) {
+  for (size_t r = 0; r < record.regs.size() && r < table.regs.size(); ++r)
+    if (!previous || r >= previous->regs.size() || record.regs[r] != previous->regs[r])
+      fmt::format_to(Out(out), " {}=0x{:x}", table.regs[r], record.regs[r]);
+  size_t slot = 0;
+  for (const ExtRegister &reg : table.ext) {
+    const size_t slots = reg.bytes / 8;
+    if (slot + slots > record.ext.size())
+      break;
+    bool changed = !previous || previous->ext.size() != record.ext.size();
+    for (size_t k = 0; k < slots && !changed; ++k)
+      changed = record.ext[slot + k] != previous->ext[slot + k];
+    if (changed) {
+      std::string hex;
+      for (size_t k = slots; k-- > 0;)
+        hex += hex.empty() ? fmt::format("{:x}", record.ext[slot + k])
+                           : fmt::format("{:016x}", record.ext[slot + k]);
+      fmt::format_to(Out(out), " {}=0x{}", reg.name, hex);
+    }
+    slot += slots;
+  }
+}
+
+void appendMemory(const TraceRecord &record, std::string &out) {
+  for (const MemoryAccess &a : record.memory) {
+    if (a.read)
+      fmt::format_to(Out(out), "  read [0x{:x}]:{}={}", a.address, a.size, valueText(a.readValue));
+    if (a.write)
+      fmt::format_to(Out(out), "  write [0x{:x}]:{}={}", a.address, a.size,
+                     valueText(a.writtenValue));
+  }
+}
+
+void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassembler &disassembler,
+                     std::string &out) {
+  const RegisterTable &table = registerTable(capture.header.isa);
+  fmt::format_to(Out(out), "step trace of thread {}: {} records{}\n", trace.tid,
+                 trace.records.size(), trace.memoryRecorded ? ", with memory" : "");
+  for (size_t i = 0; i < trace.records.size(); ++i) {
+    const TraceRecord &record = trace.records[i];
+    const bool fresh = i == 0 || record.gap;
+    fmt::format_to(Out(out), "{:>7}  ", i);
+    if (fresh) {
+      out += record.gap ? "(after a gap)" : "(start)";
+    } else {
+      const uint64_t pc = trace.records[i - 1].regs[table.pc];
+      fmt::format_to(Out(out), "0x{:x}{}  {:<32}", pc, symbolSuffix(capture, pc),
+                     instructionText(disassembler, record.instruction, pc));
+    }
+    appendRegisters(table, record, fresh ? nullptr : &trace.records[i - 1], out);
+    appendMemory(record, out);
+    out += '\n';
+  }
+}
+
+bool wanted(const DumpOptions &options, uint64_t tid) {
+  return !options.tid || *options.tid == tid;
+}
+
+void appendSamples(const Capture &capture, const DumpOptions &options, std::string &out) {
+  const RegisterTable &table = registerTable(capture.header.isa);
+  std::map<uint64_t, TraceRecord> previous; // per thread
+  size_t shown = 0;
+  for (const Sample &sample : capture.samples)
+    shown += wanted(options, sample.tid);
+  fmt::format_to(Out(out), "samples: {}\n", shown);
+  size_t index = 0;
+  for (const Sample &sample : capture.samples) {
+    if (!wanted(options, sample.tid))
+      continue;
+    const uint64_t pc = sample.stack.empty() ? 0 : sample.stack[0];
+    fmt::format_to(Out(out), "{:>7}  {:.6f} s  thread {}  0x{:x}{}{}{}", index++,
+                   static_cast<double>(sample.timeNs) / 1e9, sample.tid, pc,
+                   symbolSuffix(capture, pc), sample.onCpu ? "" : " (off cpu)",
+                   sample.inSyscall ? " (in syscall)" : "");
+    if (!sample.regs.empty()) {
+      TraceRecord record;
+      record.regs = sample.regs;
+      auto it = previous.find(sample.tid);
+      appendRegisters(table, record, it == previous.end() ? nullptr : &it->second, out);
+      previous[sample.tid] = std::move(record);
+    }
+    out += '\n';
+  }
+}
+
+std::string renderTenet(const Capture &capture, const DumpOptions &options) {
+  std::set<uint64_t> threads;
+  if (options.steps)
+    for (const StepTrace &trace : capture.stepTraces)
+      if (wanted(options, trace.tid))
+        threads.insert(trace.tid);
+  const bool fromSamples = threads.empty() && options.samples;
+  if (fromSamples)
+    for (const Sample &sample : capture.samples)
+      if (wanted(options, sample.tid) && !sample.regs.empty())
+        threads.insert(sample.tid);
+  if (threads.empty())
+    throw ReportError(options.tid ? fmt::format("no records of thread {}", *options.tid)
+                                  : std::string("the capture holds no records to dump"));
+  if (threads.size() > 1)
+    throw ReportError(fmt::format("a Tenet trace holds one thread; choose one of {} with --thread",
+                                  fmt::join(threads, ", ")));
+  const uint64_t tid = *threads.begin();
+  std::vector<TraceRecord> records;
+  if (fromSamples) {
+    for (const Sample &sample : capture.samples)
+      if (sample.tid == tid && !sample.regs.empty())
+        records.push_back({sample.regs, {}, {}, {}, false});
+  } else {
+    for (const StepTrace &trace : capture.stepTraces)
+      if (trace.tid == tid) {
+        const size_t first = records.size();
+        records.insert(records.end(), trace.records.begin(), trace.records.end());
+        if (first > 0 && first < records.size())
+          records[first].gap = true; // a later trace does not follow from the earlier one
+      }
+  }
+  std::string out;
+  appendTenet(capture.header.isa, records, out);
+  return out;
+}
+
+} // namespace
+
+std::string renderStepTrace(const Capture &capture, const StepTrace &trace) {
+  Disassembler disassembler(capture.header.isa);
+  std::string out;
+  appendStepTrace(capture, trace, disassembler, out);
+  return out;
+}
+
+std::string renderDump(const Capture &capture, const DumpOptions &options) {
+  if (options.format == DumpFormat::Tenet)
+    return renderTenet(capture, options);
+  Disassembler disassembler(capture.header.isa);
+  std::string out;
+  if (options.steps)
+    for (const StepTrace &trace : capture.stepTraces)
+      if (wanted(options, trace.tid))
+        appendStepTrace(capture, trace, disassembler, out);
+  if (options.samples)
+    appendSamples(capture, options, out);
+  return out;
+}
+
+} // namespace strobe

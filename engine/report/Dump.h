@@ -1,0 +1,29 @@
+// `strobe dump`: the records of a capture, decoded, for people (one line per record: index, the
+// instruction executed with its address, the registers it changed, the memory it accessed) or as
+// Tenet trace text (TenetText.h). Step traces come first, then the samples (one record each).
+#pragma once
+
+#include "capture/Capture.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace strobe {
+
+enum class DumpFormat { Text, Tenet };
+
+struct DumpOptions {
+  DumpFormat format = DumpFormat::Text;
+  std::optional<uint64_t> tid; // only this thread
+  bool steps = true;           // the step traces
+  bool samples = true;         // the periodic samples
+};
+
+std::string renderDump(const Capture &capture, const DumpOptions &options);
+
+// One step trace as text, e.g. right after `strobe step`. Record 0 is the state stepping
+// started from; record i > 0 is the state after the instruction at record i-1's pc ran.
+std::string renderStepTrace(const Capture &capture, const StepTrace &trace);
+
+} // namespace strobe
