@@ -69,6 +69,11 @@ uint64_t SignalTimer::signalsSent() const {
 
 namespace {
 
+// How long a stop may last and still be one of strobe's own breakpoint stops, and how often the
+// timer looks again meanwhile.
+constexpr uint64_t kBriefHoldNs = 3'000'000;
+constexpr uint64_t kHoldRecheckNs = 100'000;
+
 // The inferior is held stopped (by the user at a prompt, or mid-stop): a signal sent now would
 // wait in the kernel, and a detach would then deliver it to a program it kills.
 bool heldStopped(int pid) {
@@ -97,8 +102,15 @@ void SignalTimer::run() {
     auto wait = std::chrono::nanoseconds(due - std::min(due, monotonicNs()));
     if (wake_.wait_for(lock, wait, [this] { return stop_; }))
       break;
-    if (heldStopped(config_.pid)) {
-      due = monotonicNs(); // try again one period from now
+    // A breakpoint strobe handles (heap tracking, a loop marker) holds the process for well under
+    // a millisecond: look again soon. Held for longer, the user has it: try one period later.
+    bool held = heldStopped(config_.pid);
+    for (uint64_t first = monotonicNs(); held && monotonicNs() - first < kBriefHoldNs;
+         held = heldStopped(config_.pid))
+      if (wake_.wait_for(lock, std::chrono::nanoseconds(kHoldRecheckNs), [this] { return stop_; }))
+        return;
+    if (held) {
+      due = monotonicNs();
       continue;
     }
     if (config_.durationNs && monotonicNs() - start >= *config_.durationNs)

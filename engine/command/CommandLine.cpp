@@ -119,19 +119,50 @@ void storeValue(ParsedCommand &cmd, const OptionSpec &opt, std::string value) {
 
 } // namespace
 
+size_t subcommandWords(std::string_view name, const std::vector<std::string> &words) {
+  size_t n = 0;
+  for (size_t at = 0; at <= name.size(); ++n) {
+    size_t space = std::min(name.find(' ', at), name.size());
+    if (n >= words.size() || words[n] != name.substr(at, space - at))
+      return 0;
+    at = space + 1;
+  }
+  return n;
+}
+
+std::vector<std::string> groupMembers(const std::vector<SubcommandSpec> &specs,
+                                      std::string_view group) {
+  std::vector<std::string> members;
+  std::string prefix = std::string(group) + " ";
+  for (const SubcommandSpec &s : specs)
+    if (s.name.starts_with(prefix))
+      members.push_back(s.name.substr(prefix.size()));
+  return members;
+}
+
 ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
                            const std::vector<std::string> &words) {
   if (words.empty())
     throw UsageError("missing subcommand; try 'strobe help'");
   ParsedCommand cmd;
-  for (const SubcommandSpec &s : specs)
-    if (s.name == words[0])
+  size_t nameWords = 0;
+  for (const SubcommandSpec &s : specs) {
+    size_t n = subcommandWords(s.name, words);
+    if (n > nameWords) {
       cmd.spec = &s;
-  if (!cmd.spec)
+      nameWords = n;
+    }
+  }
+  if (!cmd.spec) {
+    std::vector<std::string> group = groupMembers(specs, words[0]);
+    if (!group.empty())
+      throw UsageError(fmt::format("'strobe {}' needs one of: {}; try 'strobe help {}'", words[0],
+                                   join(group, ", "), words[0]));
     throw UsageError(fmt::format("unknown subcommand '{}'; try 'strobe help'", words[0]));
+  }
   const SubcommandSpec &spec = *cmd.spec;
   bool optionsEnded = false;
-  for (size_t i = 1; i < words.size(); ++i) {
+  for (size_t i = nameWords; i < words.size(); ++i) {
     const std::string &w = words[i];
     if (optionsEnded || w.size() < 2 || w[0] != '-' || (w[1] >= '0' && w[1] <= '9')) {
       cmd.positionals.push_back(w);
@@ -186,7 +217,7 @@ std::string helpOverview(const std::vector<SubcommandSpec> &specs) {
   std::string out = "strobe: a sampling tracer inside your debugger\n\nUsage: strobe SUBCOMMAND "
                     "[OPTIONS]\n\nSubcommands:\n";
   for (const SubcommandSpec &s : specs)
-    out += fmt::format("  {:<10} {}\n", s.name, s.summary);
+    out += fmt::format("  {:<12} {}\n", s.name, s.summary);
   out += "\n'strobe help SUBCOMMAND' describes one subcommand and its options.\n";
   return out;
 }
@@ -209,6 +240,27 @@ std::string helpFor(const SubcommandSpec &spec) {
     }
   }
   return out;
+}
+
+std::string helpTopic(const std::vector<SubcommandSpec> &specs,
+                      const std::vector<std::string> &words) {
+  if (words.empty())
+    return helpOverview(specs);
+  std::string topic = join(words, " ");
+  for (const SubcommandSpec &s : specs)
+    if (s.name == topic)
+      return helpFor(s);
+  if (words.size() == 1) {
+    std::string out;
+    for (const SubcommandSpec &s : specs)
+      if (s.name.starts_with(topic + " "))
+        out += fmt::format("  {:<12} {}\n", s.name, s.summary);
+    if (!out.empty())
+      return fmt::format(
+          "strobe {}: subcommands\n\n{}\n'strobe help {} SUBCOMMAND' describes one.\n", topic, out,
+          topic);
+  }
+  throw UsageError(fmt::format("no subcommand '{}'; try 'strobe help'", topic));
 }
 
 } // namespace strobe

@@ -23,7 +23,7 @@ struct OptionSpec {
 };
 
 struct SubcommandSpec {
-  std::string name;
+  std::string name;        // one word, or a group and a word: "mem table"
   std::string positionals; // usage text of positional arguments: "FILE", "[FUNCTION]"
   size_t minPositionals = 0;
   size_t maxPositionals = 0;
@@ -47,10 +47,21 @@ struct ParsedCommand {
 // Splits a command line into words; quotes (' and ") group, backslash escapes.
 std::vector<std::string> splitWords(std::string_view line);
 
+// How many of `words` a subcommand name spells ("mem table" spells two), or 0 when they do not
+// begin with it.
+size_t subcommandWords(std::string_view name, const std::vector<std::string> &words);
+// The second words of a subcommand group ("mem" -> start, stop, table, ...); empty if no group.
+std::vector<std::string> groupMembers(const std::vector<SubcommandSpec> &specs,
+                                      std::string_view group);
+
+// Subcommand names may have two words ("mem start"); the longest name the words begin with wins.
 ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
                            const std::vector<std::string> &words);
 
 std::string helpOverview(const std::vector<SubcommandSpec> &specs);
 std::string helpFor(const SubcommandSpec &spec);
+// `strobe help WORDS...`: the overview, one subcommand, or the members of a group ("mem").
+std::string helpTopic(const std::vector<SubcommandSpec> &specs,
+                      const std::vector<std::string> &words);
 
 } // namespace strobe

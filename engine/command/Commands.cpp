@@ -17,7 +17,7 @@ std::vector<OptionSpec> samplingOptions() {
 
 std::vector<SubcommandSpec> build() {
   std::vector<SubcommandSpec> specs;
-  specs.push_back({"help", "[SUBCOMMAND]", 0, 1, "describe strobe or one subcommand", "", {}});
+  specs.push_back({"help", "[SUBCOMMAND]", 0, 2, "describe strobe or one subcommand", "", {}});
 
   SubcommandSpec start{
       "start",
@@ -80,6 +80,112 @@ std::vector<SubcommandSpec> build() {
                    {{"asm", 0, "", "annotated disassembly (default)", {}},
                     {"source", 0, "", "annotated source lines", {}},
                     {"cpu", 0, "", "on-CPU samples only", {}}}});
+  specs.push_back(
+      {"step",
+       "",
+       0,
+       0,
+       "an exact instruction trace of the current thread, by single-stepping",
+       "Steps the selected thread one instruction at a time (other threads stay stopped)\n"
+       "and records every instruction with the registers it changed, as compact diff\n"
+       "records (spec 001). The trace joins the capture: 'strobe dump' prints it,\n"
+       "'strobe save' stores it. A breakpoint, signal or exit on the way ends the trace\n"
+       "and reaches you as usual.",
+       {{"count", 'n', "N", "instructions to step (default 1000 unless --until is given)", {}},
+        {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
+        {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
+        {"quiet", 'q', "", "print only the summary, not each instruction", {}}}});
+  specs.push_back({"dump",
+                   "[FILE]",
+                   0,
+                   1,
+                   "print the decoded records of the capture or of a trace file",
+                   "One line per record: step traces instruction by instruction, samples one\n"
+                   "per thread per stop, each with the registers that changed.",
+                   {{"thread", 't', "TID", "only this thread", {}},
+                    {"tenet", 0, "", "Tenet's text trace format (step traces)", {}}}});
+  specs.push_back(
+      {"loop",
+       "",
+       0,
+       0,
+       "rebuild a loop's instruction order and time per instruction from samples",
+       "Samples the running loop at full speed, splits the samples into iterations\n"
+       "and merges them into one iteration's instruction trace (spec 000). With\n"
+       "--mode time (default) each instruction carries the share of time spent on it.",
+       {{"at", 'a', "LOCATION", "the loop: FUNCTION, FILE:LINE or *ADDRESS inside it", {}},
+        {"hottest", 0, "", "the hottest loop of the current profile", {}},
+        {"split",
+         's',
+         "HOW",
+         "iterations from: marker (a breakpoint at the loop head), expr:EXPR (a "
+         "register or variable read at each sample), count:T (every T samples); "
+         "default marker",
+         {}},
+        {"iterations", 'i', "N", "capture until N iterations were sampled", {}},
+        {"duration", 'd', "TIME", "capture for this long (default 2s)", {}},
+        {"frequency", 'F', "HZ", "samples per second (default 997)", {}},
+        {"mode", 0, "MODE", "score tables", {"time", "count", "bb"}},
+        {"annotation",
+         0,
+         "KIND",
+         "what a sample is annotated with: context adds the call site and basic blocks "
+         "(default), pure is the spec's function + ordinal",
+         {"context", "pure"}},
+        {"verify", 0, "", "single-step one iteration and print the accuracy", {}},
+        {"json", 0, "", "JSON instead of a listing", {}}}});
+  specs.push_back(
+      {"mem start",
+       "",
+       0,
+       0,
+       "track heap allocations with breakpoints on the allocator",
+       "Hooks malloc, calloc, realloc, reallocarray, free, memalign, posix_memalign,\n"
+       "aligned_alloc, valloc, pvalloc and C++ operator new / delete. Each event keeps\n"
+       "its thread, time and call stack; tables attribute it to a library, function\n"
+       "or thread at report time. Runs alongside sampling, in the same capture.",
+       {{"functions", 'f', "LIST", "hook only these functions (comma-separated)", {}},
+        {"mmap", 0, "", "also track anonymous mmap, munmap and mremap", {}},
+        {"stack", 0, "N", "frames kept per event (default 16)", {}},
+        {"transparent",
+         0,
+         "LIST",
+         "allocator wrappers skipped when attributing (added to the built-in list)",
+         {}}}});
+  specs.push_back({"mem stop", "", 0, 0, "remove the allocator hooks; events are kept", "", {}});
+  specs.push_back(
+      {"mem table",
+       "",
+       0,
+       0,
+       "heap usage per library, function or thread",
+       "Columns: size (net bytes), its minimum and maximum over time, calls per\n"
+       "function, gross allocated and freed bytes, live blocks and bytes, peak live\n"
+       "bytes and untracked frees, with a total row.",
+       {{"by", 'b', "KEY", "what a row is (default library)", {"library", "function", "thread"}},
+        {"attribution",
+         'a',
+         "MODE",
+         "which frame owns an event: first library called from main (default), last caller, "
+         "or all on the path",
+         {"first", "last", "all"}},
+        {"frees",
+         0,
+         "MODE",
+         "charge a free to the code that called free (default) or to the allocation's owner",
+         {"callsite", "owner"}},
+        {"per", 0, "UNIT", "a new row whenever the key changes", {"invocation"}},
+        {"interval", 'i', "TIME", "one table per time window, with cumulative usage", {}},
+        {"sort", 's', "COLUMN", "order rows by this column (default size)", {}},
+        {"json", 0, "", "JSON instead of a table", {}}}});
+  specs.push_back({"mem leaks",
+                   "",
+                   0,
+                   0,
+                   "live blocks grouped by allocation stack",
+                   "",
+                   {{"top", 'n', "N", "at most N stacks (default 10)", {}}}});
+  specs.push_back({"mem status", "", 0, 0, "what heap tracking hooks and has seen", "", {}});
   specs.push_back({"save", "FILE", 1, 1, "write the capture to a trace file", "", {}});
   specs.push_back({"load", "FILE", 1, 1, "read a trace file; reports then come from it", "", {}});
   return specs;
@@ -94,7 +200,8 @@ const std::vector<SubcommandSpec> &subcommands() {
 
 bool worksOffline(const std::string &name) {
   return name == "help" || name == "profile" || name == "annotate" || name == "load" ||
-         name == "save" || name == "status";
+         name == "save" || name == "status" || name == "dump" || name == "loop" ||
+         name == "mem table" || name == "mem leaks" || name == "mem status";
 }
 
 } // namespace strobe

@@ -1,13 +1,11 @@
-#include "command/Session.h"
+#include "command/SessionImpl.h"
 
-#include "analysis/Profile.h"
-#include "capture/Sampler.h"
-#include "capture/SignalTimer.h"
 #include "command/Commands.h"
-#include "io/TraceFile.h"
 #include "report/Annotate.h"
+#include "report/Dump.h"
 #include "report/ProfileReport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <signal.h>
@@ -15,12 +13,9 @@
 namespace strobe {
 namespace {
 
-constexpr double kDefaultFrequency = 199; // prime, so it does not beat with round-number periods
 constexpr uint64_t kSymbolizeEveryNs = 1'000'000'000;
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+} // namespace
 
 std::string plural(uint64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
@@ -36,6 +31,7 @@ std::string describeStop(const StopEvent &event) {
     return "the process stopped at a breakpoint";
   case StopEvent::Kind::Signal:
     return fmt::format("the process received signal {}", event.signo);
+  case StopEvent::Kind::Step:
   case StopEvent::Kind::Other:
     break;
   }
@@ -43,74 +39,39 @@ std::string describeStop(const StopEvent &event) {
                                    : "the process stopped: " + event.description;
 }
 
-} // namespace
-
-// A capture being taken: the timer, the debugger settings it changed, and the sampler.
-struct LiveCapture {
-  Capture &capture;
-  std::unique_ptr<Arming> arming;
-  Sampler sampler;
-  // Started only once the debugger is armed: a sample signal must never reach an unarmed inferior,
-  // whose default action for it is to die.
-  std::unique_ptr<SignalTimer> timer;
-  std::unique_ptr<TraceWriter> output; // --output: the capture streams to disk as it runs
-  size_t samplesWritten = 0;
-  uint64_t startNs = monotonicNs();
-  uint64_t lastSymbolizeNs = startNs;
-  std::optional<uint64_t> sampleLimit;
-  bool blocking = false; // 'strobe record' waits on it and reports how it ended
-
-  LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
-
-  // Symbolizes what the last second brought and streams its samples out, so that a debugger that
-  // dies mid-capture leaves a trace file holding all but the last second.
-  void checkpoint() {
-    sampler.symbolizePending();
-    if (output) {
-      output->writeSamples(std::span(capture.samples).subspan(samplesWritten));
-      samplesWritten = capture.samples.size();
-      output->flush();
-    }
-    lastSymbolizeNs = monotonicNs();
-  }
-};
-
-struct Session::Impl {
-  Session *session = nullptr;
-  Target *target = nullptr;
-  std::string debugger;
-  std::unique_ptr<Capture> capture;
-  Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
-  std::string captureOrigin; // "live", or the file it was loaded from
-  std::unique_ptr<LiveCapture> live;
-  std::string endMessage; // how the last live capture ended, for the command that waits on it
-  // What strobe's own stops cost in the last live capture (the debugger's share is the rest).
-  uint64_t latencyNs = 0; // signal sent -> stop reported to the engine, summed
-  uint64_t readNs = 0;    // reading every thread at a stop, summed
-
-  bool run(const ParsedCommand &cmd, std::string &out);
-
-  Target &process() {
-    if (!target || !target->hasProcess())
-      throw Failure("no process; launch or attach to one first (strobe samples a running process)");
-    return *target;
-  }
-  const Capture &captureForReport() const {
-    if (!capture || capture->samples.empty())
-      throw Failure(
-          capture
-              ? "the capture holds no samples"
-              : "nothing captured yet; use 'strobe record', 'strobe start' or 'strobe load FILE'");
+Capture &Session::Impl::captureForEvents(Target &t) {
+  if (capture && captureOrigin == "live" && capture->header.pid == t.pid())
     return *capture;
-  }
+  capture = std::make_unique<Capture>();
+  captureStartNs = monotonicNs();
+  capture->header.isa = t.isa();
+  capture->header.pid = t.pid();
+  capture->header.debugger = debugger;
+  capture->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+  capture->modules = t.modules();
+  if (!capture->modules.empty())
+    capture->header.program = capture->modules.front().path;
+  profile = Profile();
+  captureOrigin = "live";
+  return *capture;
+}
 
-  void arm(const ParsedCommand &cmd, std::optional<uint64_t> duration, bool blocking);
-  void finish(const std::string &reason);
-  Verdict onStop(const StopEvent &event);
-  std::string status() const;
-};
+SamplingPlan Session::Impl::samplingPlan(const ParsedCommand &cmd, bool blocking) const {
+  SamplingPlan plan;
+  plan.hz = cmd.number("frequency", plan.hz, 1, 10000);
+  plan.depth = static_cast<unsigned>(cmd.number("stack", plan.depth, 1, 64));
+  plan.duration = cmd.duration("duration");
+  if (cmd.has("samples"))
+    plan.sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
+  if (cmd.has("output"))
+    plan.output = cmd.get("output");
+  plan.blocking = blocking;
+  return plan;
+}
 
-void Session::Impl::arm(const ParsedCommand &cmd, std::optional<uint64_t> duration, bool blocking) {
+void Session::Impl::arm(const SamplingPlan &plan) {
   if (live)
     throw Failure("sampling is already running; 'strobe stop' ends it");
   Target &t = process();
@@ -119,37 +80,45 @@ void Session::Impl::arm(const ParsedCommand &cmd, std::optional<uint64_t> durati
   if (!t.isHostProcess())
     throw Failure("the process is not visible from this host; strobe needs the inferior on the "
                   "machine the debugger runs on (local, or gdbserver/lldb-server on localhost)");
-  double hz = cmd.number("frequency", kDefaultFrequency, 1, 10000);
-  unsigned depth = static_cast<unsigned>(cmd.number("stack", 2, 1, 64));
+  double hz = plan.hz;
+  unsigned depth = plan.depth;
 
-  auto fresh = std::make_unique<Capture>();
-  fresh->header.isa = t.isa();
-  fresh->header.pid = t.pid();
-  fresh->header.debugger = debugger;
-  fresh->header.periodNs = static_cast<uint64_t>(1e9 / hz);
-  fresh->header.stackDepth = depth;
-  fresh->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  std::optional<uint64_t> sampleLimit;
-  if (cmd.has("samples"))
-    sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
-
-  auto next = std::make_unique<LiveCapture>(t, *fresh, depth);
-  next->sampler.refreshModules();
-  if (!fresh->modules.empty())
-    fresh->header.program = fresh->modules.front().path;
-  if (cmd.has("output")) {
-    next->output = std::make_unique<TraceWriter>(cmd.get("output"));
-    next->output->writeHeader(fresh->header);
+  // Heap tracking in progress: the samples join its capture, on its clock.
+  bool joining = tracker && tracker->active() && capture;
+  auto fresh = joining ? nullptr : std::make_unique<Capture>();
+  Capture &c = joining ? *capture : *fresh;
+  if (!joining) {
+    c.header.isa = t.isa();
+    c.header.pid = t.pid();
+    c.header.debugger = debugger;
+    c.header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
   }
-  next->sampleLimit = sampleLimit;
-  next->blocking = blocking;
+  c.header.periodNs = static_cast<uint64_t>(1e9 / hz);
+  c.header.stackDepth = depth;
+
+  auto next = std::make_unique<LiveCapture>(t, c, depth);
+  next->sampler.refreshModules();
+  if (!c.modules.empty())
+    c.header.program = c.modules.front().path;
+  if (plan.output) {
+    next->output = std::make_unique<TraceWriter>(*plan.output);
+    next->output->writeHeader(c.header);
+  }
+  next->sampleLimit = plan.sampleLimit;
+  next->blocking = plan.blocking;
+  stopWatch.reset(); // the sampling arming reports every stop from now on
   next->arming = t.arm(*session, sampleSignal());
   next->timer = std::make_unique<SignalTimer>(
-      SignalTimer::Config{t.pid(), sampleSignal(), fresh->header.periodNs, 0.1, duration});
-  capture = std::move(fresh);
-  profile = Profile();
+      SignalTimer::Config{t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration});
+  if (joining) {
+    next->startNs = captureStartNs;
+  } else {
+    capture = std::move(fresh);
+    captureStartNs = next->startNs;
+    profile = Profile();
+  }
   latencyNs = readNs = 0;
   captureOrigin = "live";
   endMessage.clear();
@@ -165,6 +134,8 @@ void Session::Impl::finish(const std::string &reason) {
   if (signalPending)
     ending->arming->keepSignalSilent();
   ending->arming.reset();
+  if (tracker && tracker->active() && target->hasProcess())
+    stopWatch = target->arm(*session, 0); // heap tracking goes on: its exit must still be seen
   Capture &c = *capture;
   c.durationNs = monotonicNs() - ending->startNs;
   c.endReason = reason;
@@ -183,7 +154,25 @@ void Session::Impl::finish(const std::string &reason) {
                outputNote;
 }
 
+// A stop that ends the process, or that a debugger user calls a crash.
+static bool endsTheProcess(const StopEvent &event) {
+  if (event.kind == StopEvent::Kind::Exited)
+    return true;
+  static const int crashes[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+  return event.kind == StopEvent::Kind::Signal &&
+         std::find(std::begin(crashes), std::end(crashes), event.signo) != std::end(crashes);
+}
+
 Verdict Session::Impl::onStop(const StopEvent &event) {
+  if (tracker && endsTheProcess(event)) {
+    // The debugger is the surviving observer: say what the heap held before the user looks.
+    if (live)
+      finish(describeStop(event));
+    target->print(heapTablesAtEnd(describeStop(event)));
+    if (event.kind == StopEvent::Kind::Exited)
+      endHeapTracking();
+    return Verdict::HandToUser;
+  }
   if (!live)
     return Verdict::HandToUser;
   if (event.kind == StopEvent::Kind::Signal && event.signo == sampleSignal()) {
@@ -196,6 +185,8 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
     live->sampler.sampleAllThreads(begin - live->startNs);
     for (size_t i = first; i < capture->samples.size(); ++i)
       profile.add(capture->samples[i]);
+    if (live->afterSamples)
+      live->afterSamples(first);
     ++capture->stops;
     uint64_t end = monotonicNs();
     readNs += end - begin;
@@ -244,19 +235,11 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     throw Failure(fmt::format("'{}' needs a debugger session", name));
 
   if (name == "help") {
-    if (cmd.positionals.empty()) {
-      out += helpOverview(subcommands());
-      return true;
-    }
-    for (const SubcommandSpec &s : subcommands())
-      if (s.name == cmd.positionals[0]) {
-        out += helpFor(s);
-        return true;
-      }
-    throw Failure(fmt::format("no subcommand '{}'; try 'strobe help'", cmd.positionals[0]));
+    out += helpTopic(subcommands(), cmd.positionals);
+    return true;
   }
   if (name == "start") {
-    arm(cmd, std::nullopt, false);
+    arm(samplingPlan(cmd, false));
     out += fmt::format("strobe: sampling pid {} at {:.0f} Hz; 'strobe stop' ends it\n",
                        capture->header.pid, 1e9 / capture->header.periodNs);
     if (!cmd.has("no-resume"))
@@ -264,8 +247,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     return true;
   }
   if (name == "record") {
-    std::optional<uint64_t> duration = cmd.duration("duration");
-    arm(cmd, duration, true);
+    arm(samplingPlan(cmd, true));
     StopEvent last = target->runUntilUserStop();
     if (live) // the front-end returned without the session deciding: end the capture here
       finish(describeStop(last));
@@ -277,6 +259,32 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       throw Failure("sampling is not running");
     finish("'strobe stop' was given");
     out += endMessage + "\n";
+    return true;
+  }
+  if (name == "dump") {
+    DumpOptions options;
+    options.format = cmd.has("tenet") ? DumpFormat::Tenet : DumpFormat::Text;
+    if (cmd.has("thread"))
+      options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
+    if (!cmd.positionals.empty()) {
+      LoadedTrace loaded = loadCapture(cmd.positionals[0]);
+      for (const std::string &w : loaded.warnings)
+        out += "warning: " + w + "\n";
+      out += renderDump(loaded.capture, options);
+      return true;
+    }
+    if (!capture)
+      throw Failure(
+          "nothing captured yet; use 'strobe step', 'strobe record' or 'strobe load FILE'");
+    out += renderDump(*capture, options);
+    return true;
+  }
+  if (name.starts_with("mem ")) {
+    memory(cmd, out);
+    return true;
+  }
+  if (name == "step") {
+    step(cmd, out);
     return true;
   }
   if (name == "status") {
@@ -351,6 +359,7 @@ Session::Session(Target *target, std::string debuggerName) : impl_(std::make_uni
 Session::~Session() {
   if (impl_->live && impl_->target && impl_->target->hasProcess())
     impl_->finish("the debugger session ended");
+  impl_->endHeapTracking();
 }
 
 bool Session::execute(std::string_view args, std::string &out) {

@@ -63,10 +63,13 @@ void appendRegisters(const RegisterTable &table, const TraceRecord &record,
     for (size_t k = 0; k < slots && !changed; ++k)
       changed = record.ext[slot + k] != previous->ext[slot + k];
     if (changed) {
+      // Most significant slot first, without leading zero slots.
       std::string hex;
       for (size_t k = slots; k-- > 0;)
-        hex += hex.empty() ? fmt::format("{:x}", record.ext[slot + k])
-                           : fmt::format("{:016x}", record.ext[slot + k]);
+        if (!hex.empty())
+          hex += fmt::format("{:016x}", record.ext[slot + k]);
+        else if (record.ext[slot + k] != 0 || k == 0)
+          hex = fmt::format("{:x}", record.ext[slot + k]);
       fmt::format_to(Out(out), " {}=0x{}", reg.name, hex);
     }
     slot += slots;

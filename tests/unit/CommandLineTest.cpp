@@ -97,3 +97,29 @@ TEST(Help, OverviewListsEverySubcommandAndDetailListsOptions) {
   EXPECT_NE(detail.find("-d, --duration TIME"), std::string::npos);
   EXPECT_NE(detail.find("-F, --frequency HZ"), std::string::npos);
 }
+
+TEST(ParseCommand, GroupSubcommandsTakeTwoWords) {
+  ParsedCommand cmd = parse("mem table --by function -a last");
+  EXPECT_EQ(cmd.spec->name, "mem table");
+  EXPECT_EQ(cmd.get("by"), "function");
+  EXPECT_EQ(cmd.get("attribution"), "last");
+  EXPECT_TRUE(cmd.positionals.empty());
+  EXPECT_EQ(usageError("mem"),
+            "'strobe mem' needs one of: start, stop, table, leaks, status; try 'strobe help mem'");
+  EXPECT_EQ(usageError("mem tables"),
+            "'strobe mem' needs one of: start, stop, table, leaks, status; try 'strobe help mem'");
+  EXPECT_EQ(usageError("mem start --by library"),
+            "'strobe mem start' has no option --by; try 'strobe help mem start'");
+}
+
+TEST(Help, GroupsListTheirMembersAndEachMemberHasItsOwnPage) {
+  std::string group = helpTopic(subcommands(), {"mem"});
+  EXPECT_NE(group.find("mem leaks"), std::string::npos);
+  EXPECT_NE(group.find("'strobe help mem SUBCOMMAND'"), std::string::npos);
+  EXPECT_EQ(group.find("profile"), std::string::npos);
+  std::string member = helpTopic(subcommands(), {"mem", "table"});
+  EXPECT_NE(member.find("Usage: strobe mem table [OPTIONS]"), std::string::npos);
+  EXPECT_NE(member.find("--attribution MODE"), std::string::npos);
+  EXPECT_THROW(helpTopic(subcommands(), {"mem", "nope"}), UsageError);
+  EXPECT_THROW(helpTopic(subcommands(), {"nope"}), UsageError);
+}

@@ -1,0 +1,126 @@
+#include "capture/Stepper.h"
+
+#include <chrono>
+#include <fmt/format.h>
+
+namespace strobe {
+namespace {
+
+// The longest instruction of any supported ISA (x86-64: 15 bytes).
+constexpr size_t kMaxInstructionBytes = 15;
+constexpr uint64_t kProgressEvery = 10'000;
+// x86-64 EFLAGS bits the single-step mechanism itself sets (TF, RF): not the program's state.
+constexpr uint64_t kX86StepFlags = 0x100 | 0x10000;
+
+uint64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace
+
+Stepper::Stepper(Target &target) : target_(target), isa_(target.isa()), decoder_(isa_) {}
+
+bool Stepper::readState(uint64_t tid, TraceRecord &record) {
+  if (!target_.readThread(tid, 1, snapshot_))
+    return false;
+  const RegisterTable &table = registerTable(isa_);
+  record.regs = snapshot_.regs;
+  record.regs.resize(table.regs.size());
+  if (isa_ == Isa::X86_64)
+    for (size_t i = 0; i < table.regs.size(); ++i)
+      if (table.regs[i] == "eflags")
+        record.regs[i] &= ~kX86StepFlags;
+  record.ext.clear();
+  if (extended_) {
+    ExtendedSnapshot ext;
+    // A front-end that cannot read them for the first record records none for the whole trace,
+    // so that every record of the trace describes the same state.
+    if (target_.readExtended(tid, ext) && ext.values.size() == table.extSlots())
+      record.ext = std::move(ext.values);
+    else
+      extended_ = false;
+  }
+  return true;
+}
+
+std::span<const uint8_t> Stepper::instructionAt(uint64_t pc) {
+  auto it = code_.find(pc);
+  if (it == code_.end())
+    it = code_.emplace(pc, target_.readMemory(pc, kMaxInstructionBytes)).first;
+  return it->second;
+}
+
+StepOutcome Stepper::run(const StepRequest &request) {
+  StepOutcome outcome;
+  outcome.trace.tid = request.tid;
+  outcome.trace.memoryRecorded = request.memory;
+  const unsigned pcIndex = registerTable(isa_).pc;
+  uint64_t begin = nowNs();
+
+  TraceRecord previous;
+  if (!readState(request.tid, previous))
+    throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
+  outcome.trace.records.push_back(previous);
+
+  while (outcome.trace.records.size() - 1 < request.count) {
+    uint64_t pc = previous.regs[pcIndex];
+    std::span<const uint8_t> bytes = instructionAt(pc);
+    std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
+    if (!insn) {
+      outcome.endReason = fmt::format("the bytes at {:#x} are not an instruction", pc);
+      break;
+    }
+    TraceRecord record;
+    std::optional<std::vector<MemorySlot>> slots;
+    if (request.memory) {
+      std::vector<uint64_t> before = previous.regs;
+      before.insert(before.end(), previous.ext.begin(), previous.ext.end());
+      slots = decoder_.slots(bytes.first(insn->length), pc, before);
+      if (!slots)
+        ++outcome.unpredictedMemory;
+      for (const MemorySlot &slot : slots.value_or(std::vector<MemorySlot>{})) {
+        MemoryAccess access{slot.address, slot.size, slot.read, slot.write, {}, {}};
+        if (slot.read)
+          access.readValue = target_.readMemory(slot.address, slot.size);
+        record.memory.push_back(std::move(access));
+      }
+    }
+
+    StopEvent stop = target_.stepInstruction(request.tid);
+    if (stop.kind != StopEvent::Kind::Step) {
+      outcome.userStop = stop;
+      outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
+      break;
+    }
+    if (!readState(request.tid, record))
+      throw std::runtime_error(
+          fmt::format("cannot read the registers of thread {} after a step", request.tid));
+    record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
+    for (MemoryAccess &access : record.memory)
+      if (access.write)
+        access.writtenValue = target_.readMemory(access.address, access.size);
+    // A value that could not be read (unmapped, a guard page) makes the access unrecordable.
+    std::erase_if(record.memory, [](const MemoryAccess &a) {
+      return (a.read && a.readValue.size() != a.size) ||
+             (a.write && a.writtenValue.size() != a.size);
+    });
+    outcome.trace.records.push_back(record);
+    previous = std::move(record);
+
+    size_t stepped = outcome.trace.records.size() - 1;
+    if (request.progress && stepped % kProgressEvery == 0)
+      request.progress(stepped);
+    if (request.until.count(previous.regs[pcIndex])) {
+      outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
+      break;
+    }
+  }
+  if (outcome.endReason.empty())
+    outcome.endReason = fmt::format("{} instructions were stepped", request.count);
+  outcome.durationNs = nowNs() - begin;
+  return outcome;
+}
+
+} // namespace strobe

@@ -1,0 +1,55 @@
+// An exact instruction trace of one thread by single-stepping it through the Target port: one
+// TraceRecord per instruction (registers after it, its bytes, and with `memory` the values it
+// read and wrote), the first record being the state the trace starts from.
+#pragma once
+
+#include "codec/TraceRecord.h"
+#include "isa/InstructionInfo.h"
+#include "target/Target.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace strobe {
+
+struct StepRequest {
+  uint64_t tid = 0;
+  uint64_t count = 1000;    // instructions at most
+  std::set<uint64_t> until; // stop when the pc reaches one of these (empty: count only)
+  bool memory = false;      // record memory operands
+  std::function<void(uint64_t)> progress; // called now and then with the instructions so far
+};
+
+struct StepOutcome {
+  StepTrace trace;
+  // Why stepping ended: the count, the --until location, or a stop that is the user's (then
+  // `userStop` holds it and the front-end must show it as it would without strobe).
+  std::string endReason;
+  std::optional<StopEvent> userStop;
+  uint64_t durationNs = 0;
+  uint64_t unpredictedMemory = 0; // instructions whose memory accesses the model cannot name
+};
+
+class Stepper {
+public:
+  explicit Stepper(Target &target);
+
+  StepOutcome run(const StepRequest &request);
+
+private:
+  bool readState(uint64_t tid, TraceRecord &record);
+  std::span<const uint8_t> instructionAt(uint64_t pc);
+
+  Target &target_;
+  Isa isa_;
+  InstructionDecoder decoder_;
+  bool extended_ = true;                          // the front-end can read the ext registers
+  std::map<uint64_t, std::vector<uint8_t>> code_; // pc -> bytes read there (code does not change)
+  ThreadSnapshot snapshot_;
+};
+
+} // namespace strobe

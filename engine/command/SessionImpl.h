@@ -1,0 +1,126 @@
+// Session's state, shared by the files that implement its subcommands (Session.cpp: sampling and
+// reports; StepCommand.cpp, LoopCommand.cpp, MemCommands.cpp: the others).
+#pragma once
+
+#include "analysis/Profile.h"
+#include "analysis/memory/MemoryAnalysis.h"
+#include "capture/AllocTracker.h"
+#include "capture/Sampler.h"
+#include "capture/SignalTimer.h"
+#include "command/CommandLine.h"
+#include "command/Session.h"
+#include "io/TraceFile.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace strobe {
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string plural(uint64_t n, std::string_view word);
+// The user's stop in words: "the process exited with status 0".
+std::string describeStop(const StopEvent &event);
+
+// How a live capture samples: what `start`, `record` and `loop` ask for.
+struct SamplingPlan {
+  double hz = 199; // prime, so it does not beat with round-number periods
+  unsigned depth = 2;
+  std::optional<uint64_t> duration;    // ns
+  std::optional<uint64_t> sampleLimit; // stops
+  std::optional<std::string> output;   // a trace file to stream to
+  bool blocking = false;               // the command waits for the capture to end
+};
+
+// A capture being taken: the timer, the debugger settings it changed, and the sampler.
+struct LiveCapture {
+  Capture &capture;
+  std::unique_ptr<Arming> arming;
+  Sampler sampler;
+  // Started only once the debugger is armed: a sample signal must never reach an unarmed inferior,
+  // whose default action for it is to die.
+  std::unique_ptr<SignalTimer> timer;
+  std::unique_ptr<TraceWriter> output; // --output: the capture streams to disk as it runs
+  size_t samplesWritten = 0;
+  uint64_t startNs = monotonicNs();
+  uint64_t lastSymbolizeNs = startNs;
+  std::optional<uint64_t> sampleLimit;
+  bool blocking = false; // 'strobe record' waits on it and reports how it ended
+  // Runs after each sample stop with the index of its first sample (`strobe loop` reads its
+  // iteration expression there).
+  std::function<void(size_t)> afterSamples;
+
+  LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
+
+  // Symbolizes what the last second brought and streams its samples out, so that a debugger that
+  // dies mid-capture leaves a trace file holding all but the last second.
+  void checkpoint() {
+    sampler.symbolizePending();
+    if (output) {
+      output->writeSamples(std::span(capture.samples).subspan(samplesWritten));
+      samplesWritten = capture.samples.size();
+      output->flush();
+    }
+    lastSymbolizeNs = monotonicNs();
+  }
+};
+
+struct Session::Impl {
+  Session *session = nullptr;
+  Target *target = nullptr;
+  std::string debugger;
+  std::unique_ptr<Capture> capture;
+  Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
+  std::string captureOrigin; // "live", or the file it was loaded from
+  std::unique_ptr<LiveCapture> live;
+  // Monotonic time the capture's clock starts from: samples and heap events share it.
+  uint64_t captureStartNs = 0;
+  std::unique_ptr<AllocTracker> tracker; // `strobe mem start` until `mem stop` or the end
+  // Stops reported while the heap is tracked without sampling (an exit prints the tables).
+  std::unique_ptr<Arming> stopWatch;
+  std::vector<std::string> transparent; // --transparent: the user's allocator wrappers
+  std::string endMessage; // how the last live capture ended, for the command that waits on it
+  // What strobe's own stops cost in the last live capture (the debugger's share is the rest).
+  uint64_t latencyNs = 0; // signal sent -> stop reported to the engine, summed
+  uint64_t readNs = 0;    // reading every thread at a stop, summed
+
+  bool run(const ParsedCommand &cmd, std::string &out);
+
+  Target &process() {
+    if (!target || !target->hasProcess())
+      throw Failure("no process; launch or attach to one first (strobe samples a running process)");
+    return *target;
+  }
+  const Capture &captureForReport() const {
+    if (!capture || capture->samples.empty())
+      throw Failure(
+          capture
+              ? "the capture holds no samples"
+              : "nothing captured yet; use 'strobe record', 'strobe start' or 'strobe load FILE'");
+    return *capture;
+  }
+
+  // The capture that events of a new kind (a step trace) join: the one held for this very process,
+  // or a fresh one.
+  Capture &captureForEvents(Target &t);
+  void step(const ParsedCommand &cmd, std::string &out);
+  SamplingPlan samplingPlan(const ParsedCommand &cmd, bool blocking) const;
+  void arm(const SamplingPlan &plan);
+  void loop(const ParsedCommand &cmd, std::string &out);
+  void memory(const ParsedCommand &cmd, std::string &out);
+  MemoryAnalysisOptions memoryAnalysis(const ParsedCommand &cmd) const;
+  const Capture &captureWithHeapEvents();
+  void endHeapTracking();
+  // What an exit or a crash prints while the heap is tracked: the table and the leaks.
+  std::string heapTablesAtEnd(const std::string &why);
+  void finish(const std::string &reason);
+  Verdict onStop(const StopEvent &event);
+  std::string status() const;
+};
+
+} // namespace strobe

@@ -1,0 +1,64 @@
+// `strobe step`: an exact instruction trace of the selected thread (spec 001's records).
+#include "capture/Stepper.h"
+#include "command/SessionImpl.h"
+#include "report/Dump.h"
+#include "report/ProfileReport.h"
+
+#include <fmt/format.h>
+
+namespace strobe {
+namespace {
+
+// `strobe step --until` without --count: a bound, so a location never reached does not step
+// forever.
+constexpr uint64_t kStepUntilLimit = 1'000'000;
+
+} // namespace
+
+void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
+  Target &t = process();
+  if (live)
+    throw Failure("sampling is running; 'strobe stop' it before stepping");
+  if (t.isRunning())
+    throw Failure("the process is running; interrupt it first, then step");
+  StepRequest request;
+  request.tid = t.currentThread();
+  request.memory = cmd.has("memory");
+  request.count = static_cast<uint64_t>(cmd.number("count", 1000, 1, 1e9));
+  if (cmd.has("until")) {
+    std::vector<uint64_t> addresses = t.resolve(cmd.get("until"));
+    if (addresses.empty())
+      throw Failure(
+          fmt::format("no code at '{}'; give a FUNCTION, FILE:LINE or *ADDRESS", cmd.get("until")));
+    request.until.insert(addresses.begin(), addresses.end());
+    if (!cmd.has("count"))
+      request.count = kStepUntilLimit;
+  }
+  request.progress = [&t](uint64_t n) {
+    t.print(fmt::format("strobe: {} instructions stepped...\n", n));
+  };
+  Stepper stepper(t);
+  StepOutcome outcome = stepper.run(request);
+  Capture &c = captureForEvents(t);
+  for (const TraceRecord &r : outcome.trace.records) {
+    uint64_t pc = r.regs[registerTable(c.header.isa).pc];
+    if (!c.symbols.count(pc))
+      c.symbols.emplace(pc, t.symbolize(pc));
+  }
+  c.stepTraces.push_back(std::move(outcome.trace));
+  const StepTrace &trace = c.stepTraces.back();
+  size_t stepped = trace.records.size() - 1;
+  if (!cmd.has("quiet"))
+    out += renderStepTrace(c, trace);
+  out += fmt::format(
+      "strobe: stepped {} of thread {} in {} ({:.0f} us each){}; {}; 'strobe "
+      "dump' prints it, 'strobe save' keeps it\n",
+      plural(stepped, "instruction"), trace.tid, formatDuration(outcome.durationNs),
+      stepped ? outcome.durationNs / 1e3 / stepped : 0.0,
+      outcome.unpredictedMemory
+          ? fmt::format(" ({} with memory accesses strobe cannot name)", outcome.unpredictedMemory)
+          : "",
+      outcome.endReason);
+}
+
+} // namespace strobe

@@ -1,0 +1,110 @@
+// Stepper against a fake target that executes a three-instruction x86-64 loop itself:
+//   0x1000  48 83 c0 01   add rax, 1
+//   0x1004  48 89 03      mov [rbx], rax
+//   0x1007  eb f7         jmp 0x1000
+#include "capture/Stepper.h"
+#include "FakeTarget.h"
+
+#include <gtest/gtest.h>
+
+using namespace strobe;
+
+namespace {
+
+constexpr unsigned kRax = 0, kRbx = 1, kRip = 16, kEflags = 17;
+
+class LoopMachine : public strobe::testing::FakeTarget {
+public:
+  std::vector<uint64_t> regs = std::vector<uint64_t>(21, 0);
+  std::map<uint64_t, uint8_t> memory;
+  std::optional<size_t> signalAtStep; // the n-th step reports a signal instead
+  size_t steps = 0;
+
+  LoopMachine() {
+    const uint8_t code[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0x03, 0xeb, 0xf7};
+    for (size_t i = 0; i < sizeof code; ++i)
+      memory[0x1000 + i] = code[i];
+    regs[kRip] = 0x1000;
+    regs[kRbx] = 0x8000;
+    regs[kEflags] = 0x202 | 0x100; // TF, as a debugger's single-step leaves it
+  }
+  bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
+    out.tid = tid;
+    out.regs = regs;
+    out.stack = {regs[kRip]};
+    return true;
+  }
+  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override {
+    std::vector<uint8_t> bytes;
+    for (size_t i = 0; i < size && memory.count(addr + i); ++i)
+      bytes.push_back(memory[addr + i]);
+    return bytes;
+  }
+  StopEvent stepInstruction(uint64_t tid) override {
+    if (signalAtStep && steps++ == *signalAtStep)
+      return {StopEvent::Kind::Signal, tid, 11, 0, "signal SIGSEGV"};
+    switch (regs[kRip]) {
+    case 0x1000:
+      regs[kRax] += 1;
+      regs[kRip] = 0x1004;
+      break;
+    case 0x1004:
+      for (int i = 0; i < 8; ++i)
+        memory[regs[kRbx] + i] = static_cast<uint8_t>(regs[kRax] >> (8 * i));
+      regs[kRip] = 0x1007;
+      break;
+    default:
+      regs[kRip] = 0x1000;
+    }
+    return {StopEvent::Kind::Step, tid, 0, 0, ""};
+  }
+};
+
+} // namespace
+
+TEST(Stepper, RecordsEachInstructionWithItsBytesAndRegistersAfterIt) {
+  LoopMachine machine;
+  Stepper stepper(machine);
+  StepOutcome out = stepper.run({1001, 6, {}, false, {}});
+  ASSERT_EQ(out.trace.records.size(), 7u); // the starting state, then one per instruction
+  EXPECT_FALSE(out.userStop);
+  EXPECT_EQ(out.endReason, "6 instructions were stepped");
+  EXPECT_TRUE(out.trace.records[0].instruction.empty());
+  EXPECT_EQ(out.trace.records[1].instruction, (std::vector<uint8_t>{0x48, 0x83, 0xc0, 0x01}));
+  EXPECT_EQ(out.trace.records[1].regs[kRax], 1u);
+  EXPECT_EQ(out.trace.records[1].regs[kRip], 0x1004u);
+  EXPECT_EQ(out.trace.records[3].instruction, (std::vector<uint8_t>{0xeb, 0xf7}));
+  EXPECT_EQ(out.trace.records[4].regs[kRax], 2u);
+  // The trap flag is the stepping mechanism's, not the program's.
+  EXPECT_EQ(out.trace.records[2].regs[kEflags], 0x202u);
+  EXPECT_TRUE(out.trace.records[2].memory.empty());
+}
+
+TEST(Stepper, MemoryOperandsCarryTheValuesWrittenAtTheAddressComputedBeforehand) {
+  LoopMachine machine;
+  Stepper stepper(machine);
+  StepOutcome out = stepper.run({1001, 3, {}, true, {}});
+  ASSERT_EQ(out.trace.records.size(), 4u);
+  EXPECT_TRUE(out.trace.records[1].memory.empty()); // add rax, 1 touches no memory
+  ASSERT_EQ(out.trace.records[2].memory.size(), 1u);
+  const MemoryAccess &store = out.trace.records[2].memory[0];
+  EXPECT_EQ(store.address, 0x8000u);
+  EXPECT_EQ(store.size, 8u);
+  EXPECT_TRUE(store.write);
+  EXPECT_FALSE(store.read);
+  EXPECT_EQ(store.writtenValue, (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
+  LoopMachine machine;
+  Stepper stepper(machine);
+  StepOutcome until = stepper.run({1001, 100, {0x1007}, false, {}});
+  EXPECT_EQ(until.trace.records.size(), 3u);
+  EXPECT_EQ(until.endReason, "the pc reached 0x1007");
+
+  machine.signalAtStep = 4;
+  StepOutcome interrupted = stepper.run({1001, 100, {}, false, {}});
+  ASSERT_TRUE(interrupted.userStop);
+  EXPECT_EQ(interrupted.userStop->signo, 11);
+  EXPECT_EQ(interrupted.trace.records.size(), 5u); // the 4 steps before the signal are kept
+}
