@@ -144,6 +144,10 @@ private:
       return applySymbolTable(chunk.instruction_lines(), capture_.instructionLines);
     case pb::Chunk::kStepTrace:
       return applyStepTrace(chunk.step_trace());
+    case pb::Chunk::kAllocEvents:
+      return applyAllocEvents(chunk.alloc_events());
+    case pb::Chunk::kLoop:
+      return applyLoop(chunk.loop());
     case pb::Chunk::kEnd:
       capture_.stops = chunk.end().stops();
       capture_.durationNs = chunk.end().duration_ns();
@@ -153,6 +157,47 @@ private:
     case pb::Chunk::BODY_NOT_SET:
       return std::nullopt; // a chunk kind newer than this reader
     }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> applyAllocEvents(const pb::AllocEvents &events) {
+    for (const pb::AllocEvent &e : events.events()) {
+      if (e.function() >= std::size(kAllocFunctionNames) ||
+          e.part() > static_cast<uint32_t>(EventPart::ResultPart))
+        return "a heap event of an unknown kind";
+      AllocEvent event;
+      event.timeNs = e.time_ns();
+      event.tid = e.tid();
+      event.function = static_cast<AllocFunction>(e.function());
+      event.part = static_cast<EventPart>(e.part());
+      event.pointer = e.pointer();
+      event.size = e.size();
+      event.previous = e.previous();
+      event.previousSize = e.previous_size();
+      event.stack.assign(e.stack().begin(), e.stack().end());
+      capture_.allocEvents.push_back(std::move(event));
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> applyLoop(const pb::LoopCapture &loop) {
+    if (loop.split() > static_cast<uint32_t>(LoopSplit::Count) ||
+        loop.marker_tids_size() != loop.marker_times_ns_size())
+      return "a malformed loop capture";
+    LoopCaptureInfo info;
+    info.location = loop.location();
+    info.functionStart = loop.function_start();
+    info.head = loop.head();
+    info.wholeFunction = loop.whole_function();
+    info.tid = loop.tid();
+    info.split = static_cast<LoopSplit>(loop.split());
+    info.expression = loop.expression();
+    info.countT = loop.count_t();
+    for (int i = 0; i < loop.marker_tids_size(); ++i)
+      info.markerHits.push_back({loop.marker_tids(i), loop.marker_times_ns(i)});
+    for (const auto &[index, value] : loop.expression_values())
+      info.expressionValues[index] = value;
+    capture_.loop = std::move(info);
     return std::nullopt;
   }
 

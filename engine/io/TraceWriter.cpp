@@ -21,6 +21,8 @@ namespace {
 // Large enough that the chunk prefix and keyframe cost little, small enough that a crash between
 // flushes loses little.
 constexpr size_t kBatchBytes = 64 * 1024;
+// Heap events per chunk: about 100 bytes each with 16-frame stacks, so chunks stay near 400 KiB.
+constexpr size_t kAllocEventsPerChunk = 4096;
 
 // One thread's batch in progress.
 struct ThreadStream {
@@ -281,6 +283,46 @@ void TraceWriter::writeEnd(const Capture &capture) {
     InstructionDecoder model(impl_->isa);
     for (size_t i = 0; i < capture.stepTraces.size(); ++i)
       impl_->writeStepTrace(capture.stepTraces[i], static_cast<uint32_t>(i), model);
+  }
+
+  for (size_t first = 0; first < capture.allocEvents.size(); first += kAllocEventsPerChunk) {
+    pb::Chunk chunk;
+    size_t last = std::min(capture.allocEvents.size(), first + kAllocEventsPerChunk);
+    for (size_t i = first; i < last; ++i) {
+      const AllocEvent &e = capture.allocEvents[i];
+      pb::AllocEvent &out = *chunk.mutable_alloc_events()->add_events();
+      out.set_time_ns(e.timeNs);
+      out.set_tid(e.tid);
+      out.set_function(static_cast<uint32_t>(e.function));
+      out.set_part(static_cast<uint32_t>(e.part));
+      out.set_pointer(e.pointer);
+      out.set_size(e.size);
+      out.set_previous(e.previous);
+      out.set_previous_size(e.previousSize);
+      out.mutable_stack()->Add(e.stack.begin(), e.stack.end());
+    }
+    impl_->writeChunk(chunk);
+  }
+
+  if (capture.loop) {
+    const LoopCaptureInfo &info = *capture.loop;
+    pb::Chunk chunk;
+    pb::LoopCapture &out = *chunk.mutable_loop();
+    out.set_location(info.location);
+    out.set_function_start(info.functionStart);
+    out.set_head(info.head);
+    out.set_whole_function(info.wholeFunction);
+    out.set_tid(info.tid);
+    out.set_split(static_cast<uint32_t>(info.split));
+    out.set_expression(info.expression);
+    out.set_count_t(info.countT);
+    for (const MarkerHit &hit : info.markerHits) {
+      out.add_marker_tids(hit.tid);
+      out.add_marker_times_ns(hit.timeNs);
+    }
+    for (const auto &[index, value] : info.expressionValues)
+      (*out.mutable_expression_values())[index] = value;
+    impl_->writeChunk(chunk);
   }
 
   writeThreads(capture.threads);
