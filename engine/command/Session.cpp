@@ -21,6 +21,18 @@ std::string plural(uint64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
+std::string contents(const Capture &capture) {
+  std::string text = fmt::format("{} samples of {}", capture.samples.size(),
+                                 plural(capture.threads.size(), "thread"));
+  if (!capture.allocEvents.empty())
+    text += ", " + plural(capture.allocEvents.size(), "heap event");
+  if (!capture.stepTraces.empty())
+    text += ", " + plural(capture.stepTraces.size(), "step trace");
+  if (capture.loop)
+    text += ", a loop capture";
+  return text;
+}
+
 std::string describeStop(const StopEvent &event) {
   switch (event.kind) {
   case StopEvent::Kind::Exited:
@@ -328,8 +340,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     if (!capture)
       throw Failure("nothing captured yet; there is nothing to save");
     saveCapture(cmd.positionals[0], *capture);
-    out += fmt::format("strobe: saved {} samples to {}\n", capture->samples.size(),
-                       cmd.positionals[0]);
+    out += fmt::format("strobe: saved {} to {}\n", contents(*capture), cmd.positionals[0]);
     return true;
   }
   if (name == "load") {
@@ -343,8 +354,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     for (const Sample &sample : capture->samples)
       profile.add(sample);
     captureOrigin = cmd.positionals[0];
-    out += fmt::format("strobe: loaded {} samples of {} from {}\n", capture->samples.size(),
-                       plural(capture->threads.size(), "thread"), cmd.positionals[0]);
+    out += fmt::format("strobe: loaded {} from {}\n", contents(*capture), cmd.positionals[0]);
     return true;
   }
   throw Failure(fmt::format("'{}' is not implemented", name));

@@ -24,6 +24,8 @@ struct Failure : std::runtime_error {
 };
 
 std::string plural(uint64_t n, std::string_view word);
+// What a capture holds, in words: "120 samples of 2 threads, 15 heap events".
+std::string contents(const Capture &capture);
 // The user's stop in words: "the process exited with status 0".
 std::string describeStop(const StopEvent &event);
 

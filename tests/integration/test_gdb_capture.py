@@ -55,7 +55,7 @@ class LaunchedDemoTest(unittest.TestCase):
         self.assertRegex(self.out, r"SIG63\s+Yes\s+Yes\s+Yes")
 
     def test_strobe_report_reads_the_saved_capture_back(self):
-        saved = f"strobe: saved {sample_count(self.profile)} samples to {self.trace}"
+        saved = f"strobe: saved {sample_count(self.profile)} samples of 1 thread to {self.trace}"
         self.assertIn(saved, self.out)
         rc, offline = harness.run([harness.STROBE_REPORT, self.trace, "profile"])
         self.assertEqual(rc, 0, offline)

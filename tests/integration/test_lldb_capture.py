@@ -102,7 +102,7 @@ class LldbCapture(unittest.TestCase):
                  f'strobe save "{trace}"', "strobe profile"],
                 harness.fixture("demo"), ["30"])
             self.assertEqual(rc, 0, out)
-            self.assertIn(f"saved 500 samples to {trace}", out)
+            self.assertIn(f"saved 500 samples of 1 thread to {trace}", out)
             live = harness.function_percentages(out)
             rc, report = harness.run([harness.STROBE_REPORT, trace, "profile"])
             self.assertEqual(rc, 0, report)
