@@ -17,7 +17,8 @@ std::string quote(const std::string &word) {
 int usage(FILE *to) {
   std::fputs("usage: strobe-report FILE [SUBCOMMAND [OPTIONS...]]\n"
              "Prints strobe's reports from a trace file written by 'strobe save'.\n"
-             "SUBCOMMAND is one of profile (default), annotate, status, help;\n"
+             "SUBCOMMAND is one of profile (default), annotate, dump, mem table, mem leaks,\n"
+             "mem status, loop, status, help;\n"
              "'strobe-report FILE help profile' lists the options of one.\n",
              to);
   return to == stdout ? 0 : 2;
