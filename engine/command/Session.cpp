@@ -224,9 +224,9 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
 std::string Session::Impl::status() const {
   if (!capture)
     return "strobe: idle; nothing captured yet\n";
-  std::string counts =
-      fmt::format("{} samples, {}, {}", capture->samples.size(),
-                  plural(capture->threads.size(), "thread"), plural(capture->stops, "stop"));
+  std::string counts = fmt::format("{}, {}", contents(*capture), plural(capture->stops, "stop"));
+  if (tracker && tracker->active())
+    counts += "; tracking the heap ('strobe mem status')";
   std::string cost;
   if (captureOrigin == "live" && capture->stops)
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
@@ -297,6 +297,10 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
   }
   if (name == "step") {
     step(cmd, out);
+    return true;
+  }
+  if (name == "loop") {
+    loop(cmd, out);
     return true;
   }
   if (name == "status") {
