@@ -1,0 +1,241 @@
+// `strobe loop`: samples a running loop (or a function called over and over), splits the samples
+// into iterations and rebuilds one iteration's instruction order (spec 000). With no process it
+// rebuilds from the capture held (strobe-report loop FILE).
+#include "analysis/looptrace/FromCapture.h"
+#include "capture/Stepper.h"
+#include "command/SessionImpl.h"
+#include "isa/ControlFlow.h"
+#include "report/LoopReport.h"
+#include "report/ProfileReport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace strobe {
+namespace {
+
+constexpr double kLoopFrequency = 997; // prime, like the sampler's default
+constexpr unsigned kLoopStackDepth = 4;
+constexpr uint64_t kLoopDuration = 2'000'000'000;
+// How long `--split auto` watches the marker before it decides.
+constexpr uint64_t kProbeDuration = 50'000'000;
+// Stepping to the loop head for --verify gives up after this many instructions.
+constexpr uint64_t kVerifyStepLimit = 2'000'000;
+
+LoopSplit parseSplit(const std::string &text, LoopCaptureInfo &info, bool &automatic) {
+  automatic = text == "auto";
+  if (text == "auto" || text == "marker")
+    return LoopSplit::Marker;
+  if (text.starts_with("expr:") && text.size() > 5) {
+    info.expression = text.substr(5);
+    return LoopSplit::Expression;
+  }
+  if (text.starts_with("count:")) {
+    try {
+      info.countT = std::stoull(text.substr(6));
+    } catch (const std::exception &) {
+    }
+    if (info.countT == 0)
+      throw UsageError("--split count:T needs T, the instructions one iteration executes");
+    return LoopSplit::Count;
+  }
+  throw UsageError(fmt::format(
+      "--split must be auto, marker, expr:REGISTER_OR_VARIABLE or count:T, not '{}'", text));
+}
+
+uint64_t medianInterval(const std::vector<MarkerHit> &hits, uint64_t tid) {
+  std::vector<uint64_t> gaps;
+  uint64_t previous = 0;
+  bool first = true;
+  for (const MarkerHit &hit : hits) {
+    if (hit.tid != tid)
+      continue;
+    if (!first)
+      gaps.push_back(hit.timeNs - previous);
+    previous = hit.timeNs;
+    first = false;
+  }
+  if (gaps.empty())
+    return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  return gaps[gaps.size() / 2];
+}
+
+LoopRebuildOptions rebuildOptions(const ParsedCommand &cmd) {
+  LoopRebuildOptions options;
+  std::string mode = cmd.get("mode", "time");
+  options.mode = mode == "count" ? LoopMode::Count
+                 : mode == "bb"  ? LoopMode::BasicBlock
+                                 : LoopMode::Time;
+  options.context = cmd.get("annotation", "context") == "context";
+  return options;
+}
+
+} // namespace
+
+void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
+  bool json = cmd.has("json");
+  if (!target || !target->hasProcess()) {
+    if (!capture || !capture->loop)
+      throw Failure(target ? "no process; launch or attach to one, then 'strobe loop --at LOOP'"
+                           : "the capture holds no loop capture ('strobe loop' makes one)");
+    out += renderLoop(*capture, rebuildLoop(*capture, rebuildOptions(cmd), nullptr), json);
+    return;
+  }
+  Target &t = process();
+  if (live)
+    throw Failure("sampling is already running; 'strobe stop' ends it");
+  if (cmd.has("at") == cmd.has("hottest"))
+    throw UsageError("name the loop: --at FUNCTION|FILE:LINE|*ADDRESS, or --hottest");
+
+  // Where the loop is.
+  LoopCaptureInfo info;
+  uint64_t address = 0;
+  if (cmd.has("hottest")) {
+    if (!capture || capture->samples.empty())
+      throw Failure(
+          "--hottest needs a profile; 'strobe record' first, then 'strobe loop --hottest'");
+    std::optional<uint64_t> hot = hottestLoopHead(*capture);
+    if (!hot)
+      throw Failure("no loop holds the samples of the current profile; name one with --at");
+    address = *hot;
+    info.location = fmt::format("*{:#x}", address);
+  } else {
+    info.location = cmd.get("at");
+    std::vector<uint64_t> found = t.resolve(info.location);
+    if (found.empty())
+      throw Failure(
+          fmt::format("no code at '{}'; give a FUNCTION, FILE:LINE or *ADDRESS", info.location));
+    address = found.front();
+  }
+  SymbolInfo function = t.symbolize(address);
+  if (function.start == 0 || function.size == 0)
+    throw Failure(fmt::format("{:#x} is in no function whose size the debugger knows", address));
+  std::vector<uint8_t> bytes = t.readMemory(function.start, function.size);
+  InstructionDecoder decoder(t.isa());
+  ControlFlowGraph cfg(decoder, bytes, function.start, function.function);
+  info.functionStart = function.start;
+  if (address == function.start && !cmd.has("hottest")) {
+    info.wholeFunction = true; // a function named: one call is one execution
+    info.head = function.start;
+  } else {
+    const Loop *inner = cfg.innermostLoop(address);
+    if (!inner)
+      throw Failure(fmt::format("{} ({} + {}) is not inside a loop; name a line or address inside "
+                                "one, or a function called over and over",
+                                info.location, function.function, address - function.start));
+    info.head = inner->head;
+  }
+  info.tid = t.currentThread();
+
+  bool automatic = false;
+  info.split = parseSplit(cmd.get("split", "auto"), info, automatic);
+  std::optional<unsigned> splitRegister;
+  std::optional<uint64_t> splitVariable;
+  if (info.split == LoopSplit::Expression) {
+    const RegisterTable &table = registerTable(t.isa());
+    for (unsigned i = 0; i < table.regs.size(); ++i)
+      if (table.regs[i] == info.expression)
+        splitRegister = i;
+    if (!splitRegister) {
+      std::vector<uint64_t> at = t.resolve(info.expression);
+      if (at.empty())
+        throw Failure(fmt::format("'{}' is neither a register nor a variable the debugger knows",
+                                  info.expression));
+      splitVariable = at.front();
+    }
+  }
+
+  SamplingPlan plan;
+  plan.hz = cmd.number("frequency", kLoopFrequency, 1, 10000);
+  plan.depth = kLoopStackDepth;
+  plan.duration = cmd.duration("duration").value_or(kLoopDuration);
+  plan.blocking = true;
+  std::optional<uint64_t> iterationsWanted;
+  if (cmd.has("iterations"))
+    iterationsWanted = static_cast<uint64_t>(cmd.number("iterations", 0, 1, 1e9));
+
+  if (automatic) {
+    // A short pass with the marker tells how long an iteration runs. Iterations shorter than the
+    // sampling period put every sample in an iteration of its own anyway, and a trap per
+    // iteration would dominate the run time and drag the samples to the loop head, so the
+    // capture proper then runs without the marker. (It is not removed mid-capture: GDB defers
+    // deleting a breakpoint to the next real stop, and until then every sample lands on it.)
+    SamplingPlan probe = plan;
+    probe.duration = kProbeDuration;
+    arm(probe);
+    LiveCapture *probing = live.get();
+    std::vector<MarkerHit> hits;
+    std::unique_ptr<Breakpoint> probeMarker =
+        t.insertBreakpoint(info.head, [this, probing, &hits](uint64_t tid) {
+          if (live.get() == probing)
+            hits.push_back({tid, monotonicNs() - probing->startNs});
+        });
+    StopEvent stop = t.runUntilUserStop();
+    probeMarker.reset();
+    if (live) { // the user's stop or the end of the process, before the probe was over
+      finish(describeStop(stop));
+      out += endMessage + "\n";
+      return;
+    }
+    if (hits.size() > 2 && medianInterval(hits, info.tid) < capture->header.periodNs)
+      info.split = LoopSplit::PerSample;
+  }
+  arm(plan);
+  Capture &c = *capture;
+  LiveCapture *running = live.get();
+  std::unique_ptr<Breakpoint> marker;
+  if (info.split == LoopSplit::Marker) {
+    marker = t.insertBreakpoint(info.head, [this, running, &info](uint64_t tid) {
+      if (live.get() == running)
+        info.markerHits.push_back({tid, monotonicNs() - running->startNs});
+    });
+    if (!marker) {
+      finish("the loop head could not take a breakpoint");
+      throw Failure(fmt::format("cannot set a breakpoint at the loop head {:#x}; use --split "
+                                "expr:VARIABLE or count:T",
+                                info.head));
+    }
+  }
+  running->afterSamples = [&](size_t first) {
+    for (size_t i = first; i < c.samples.size(); ++i) {
+      if (splitRegister)
+        info.expressionValues[i] = c.samples[i].regs[*splitRegister];
+      else if (splitVariable && c.samples[i].tid == info.tid) {
+        std::vector<uint8_t> value = t.readMemory(*splitVariable, 8);
+        uint64_t v = 0;
+        std::memcpy(&v, value.data(), std::min<size_t>(value.size(), 8));
+        info.expressionValues[i] = v;
+      }
+    }
+    uint64_t iterations =
+        info.split == LoopSplit::Marker ? info.markerHits.size() : c.samples.size();
+    if (iterationsWanted && iterations >= *iterationsWanted + 1)
+      running->sampleLimit = c.stops; // ends the capture at this very stop
+  };
+  StopEvent last = t.runUntilUserStop();
+  marker.reset();
+  if (live)
+    finish(describeStop(last));
+  c.loop = info;
+  out += endMessage + "\n";
+
+  std::optional<StepTrace> truth;
+  if (cmd.has("verify") && t.hasProcess() && !t.isRunning()) {
+    Stepper stepper(t);
+    StepRequest toHead{info.tid, kVerifyStepLimit, {info.head}, false, {}};
+    StepOutcome reach = stepper.run(toHead);
+    if (!reach.userStop && reach.trace.records.size() > 0) {
+      StepOutcome one = stepper.run(toHead);
+      if (!one.userStop)
+        truth = std::move(one.trace);
+    }
+    if (!truth)
+      out += "strobe: --verify could not single-step one whole iteration\n";
+  }
+  LoopRebuild rebuilt = rebuildLoop(c, rebuildOptions(cmd), truth ? &*truth : nullptr);
+  out += renderLoop(c, rebuilt, json);
+}
+
+} // namespace strobe

@@ -1,0 +1,236 @@
+#include "report/LoopReport.h"
+
+#include "isa/Disassembler.h"
+#include "report/ProfileReport.h"
+#include "report/Table.h"
+
+#include <fmt/format.h>
+
+namespace strobe {
+namespace {
+
+constexpr size_t kContradictionsListed = 3;
+constexpr size_t kSamplesListed = 12;
+
+std::string label(const LoopRebuild &rebuilt, uint32_t function, uint32_t ordinal) {
+  const std::string &name =
+      function < rebuilt.functions.size() ? rebuilt.functions[function].name : "?";
+  return fmt::format("{}:{}", name, ordinal);
+}
+
+std::string label(const LoopRebuild &rebuilt, const Element &element) {
+  return label(rebuilt, element.function, element.ordinal);
+}
+
+std::string contextLabel(const LoopRebuild &rebuilt, const Element &element) {
+  return element.context ? label(rebuilt, element.context->function, element.context->ordinal)
+                         : std::string();
+}
+
+std::string disassemble(const Capture &capture, Disassembler &disassembler, uint64_t pc) {
+  auto after = capture.code.upper_bound(pc);
+  if (after == capture.code.begin())
+    return "?";
+  const auto &[start, bytes] = *std::prev(after);
+  if (pc >= start + bytes.size())
+    return "?";
+  std::span<const uint8_t> code(bytes);
+  std::optional<Instruction> insn = disassembler.decode(code.subspan(pc - start), pc);
+  return insn ? insn->text : "?";
+}
+
+std::string source(const Capture &capture, uint64_t pc) {
+  auto line = capture.instructionLines.find(pc);
+  if (line == capture.instructionLines.end() || line->second.file.empty())
+    return {};
+  return fmt::format("{}:{}", shortName(line->second.file), line->second.line);
+}
+
+std::string percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
+
+Table traceTable(const Capture &capture, const LoopRebuild &rebuilt) {
+  bool weighted = rebuilt.mode == LoopMode::Time;
+  std::vector<Table::Column> columns{{"#", "index"},
+                                     {"instruction at", "element", Table::Align::Left},
+                                     {"called from", "context", Table::Align::Left},
+                                     {"address", "address", Table::Align::Left},
+                                     {"disassembly", "disassembly", Table::Align::Left},
+                                     {"source", "source", Table::Align::Left}};
+  if (weighted) {
+    columns.push_back({"samples", "samples"});
+    columns.push_back({"%", "share"});
+  }
+  Table table(std::move(columns));
+  uint64_t total = 0;
+  for (const WeightedElement &entry : rebuilt.trace.trace)
+    total += entry.weight;
+  Disassembler disassembler(capture.header.isa);
+  size_t index = 0;
+  for (const WeightedElement &entry : rebuilt.trace.trace) {
+    const Element &element = entry.element;
+    std::string context = contextLabel(rebuilt, element);
+    std::string text = disassemble(capture, disassembler, element.pc);
+    std::string where = source(capture, element.pc);
+    std::vector<Cell> cells{
+        {fmt::format("{}", ++index), json::number(uint64_t{index})},
+        {label(rebuilt, element), json::quote(label(rebuilt, element))},
+        {context, context.empty() ? "null" : json::quote(context)},
+        {fmt::format("{:#x}", element.pc), json::quote(fmt::format("{:#x}", element.pc))},
+        {text, json::quote(text)},
+        {where, where.empty() ? "null" : json::quote(where)}};
+    if (weighted) {
+      double share = total ? static_cast<double>(entry.weight) / static_cast<double>(total) : 0;
+      cells.push_back({fmt::format("{}", entry.weight), json::number(uint64_t{entry.weight})});
+      cells.push_back({percent(share), json::number(100 * share, 2)});
+    }
+    table.add({std::move(cells), {}, {}});
+  }
+  return table;
+}
+
+std::string sequenceText(const LoopRebuild &rebuilt, const PartialSequence &sequence) {
+  std::string text;
+  for (size_t i = 0; i < sequence.size() && i < kSamplesListed; ++i)
+    text += (i ? " " : "") + label(rebuilt, sequence[i]);
+  if (sequence.size() > kSamplesListed)
+    text += fmt::format(" ... ({} samples)", sequence.size());
+  return text;
+}
+
+size_t contradictingIterations(const LoopRebuild &rebuilt) {
+  size_t count = 0;
+  for (const Contradiction &c : rebuilt.trace.diagnostics.contradictions)
+    count += c.iterations.size();
+  return count;
+}
+
+std::string splitName(LoopSplit split) {
+  switch (split) {
+  case LoopSplit::Marker:
+    return "marker";
+  case LoopSplit::PerSample:
+    return "per-sample";
+  case LoopSplit::Expression:
+    return "expr";
+  case LoopSplit::Count:
+    return "count";
+  }
+  return "?";
+}
+
+std::string modeName(LoopMode mode) {
+  return mode == LoopMode::Time ? "time" : mode == LoopMode::Count ? "count" : "bb";
+}
+
+std::string summaryText(const LoopRebuild &rebuilt) {
+  const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
+  std::string out;
+  out += fmt::format("iterations: {} partial sequences ({} distinct) from {} samples in the loop",
+                     d.iterations, d.distinctSequences, d.samples);
+  out += fmt::format("; {} samples of the thread outside the loop, {} in no complete iteration\n",
+                     rebuilt.outsideSamples, rebuilt.droppedSamples);
+  if (rebuilt.cappedIterations > 0)
+    out += fmt::format("note: {} iterations left out (evenly) to stay under the limit of {} "
+                       "partial sequences\n",
+                       rebuilt.cappedIterations, d.iterations);
+  out += fmt::format("split: {} ({}); mode: {}\n", splitName(rebuilt.split), rebuilt.splitReason,
+                     modeName(rebuilt.mode));
+  if (d.coverage)
+    out += fmt::format("coverage: {} of the loop's {} instructions were sampled\n",
+                       percent(*d.coverage), rebuilt.loopInstructions.size());
+  out += fmt::format("mean likelihood per merge step: {:.2f} over {} steps\n", d.meanStepLikelihood,
+                     d.mergeSteps);
+  size_t contradicting = contradictingIterations(rebuilt);
+  if (lowConfidence(rebuilt))
+    out += fmt::format("LOW CONFIDENCE: {} of {} partial sequences contradict the trace: the "
+                       "loop's path changes between iterations, so no single trace is right\n",
+                       contradicting, d.iterations);
+  else
+    out += fmt::format("contradicting partial sequences: {} of {}\n", contradicting, d.iterations);
+  for (size_t i = 0; i < d.contradictions.size() && i < kContradictionsListed; ++i) {
+    size_t iteration = d.contradictions[i].iterations.front();
+    out += fmt::format("  e.g. {}\n", sequenceText(rebuilt, rebuilt.iterations[iteration]));
+  }
+  if (rebuilt.verification)
+    out += fmt::format("accuracy: {} against a single-stepped iteration of {} instructions "
+                       "(the samples covered {} of them)\n",
+                       percent(rebuilt.verification->accuracy), rebuilt.verification->truth.size(),
+                       percent(rebuilt.verification->truthCoverage));
+  return out;
+}
+
+json::Object summaryJson(const LoopRebuild &rebuilt) {
+  const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
+  std::vector<std::string> contradictions;
+  for (const Contradiction &c : d.contradictions) {
+    std::vector<std::string> elements;
+    for (const Element &element : rebuilt.iterations[c.iterations.front()])
+      elements.push_back(json::quote(label(rebuilt, element)));
+    contradictions.push_back(
+        json::Object()
+            .add("iterations", json::number(uint64_t{c.iterations.size()}))
+            .add("misplacedSamples", json::number(uint64_t{c.misplacedSamples}))
+            .add("sequence", json::array(elements))
+            .str());
+  }
+  json::Object summary;
+  summary.add("iterations", json::number(uint64_t{d.iterations}))
+      .add("distinctSequences", json::number(uint64_t{d.distinctSequences}))
+      .add("samples", json::number(uint64_t{d.samples}))
+      .add("threadSamples", json::number(uint64_t{rebuilt.threadSamples}))
+      .add("outsideSamples", json::number(uint64_t{rebuilt.outsideSamples}))
+      .add("droppedSamples", json::number(uint64_t{rebuilt.droppedSamples}))
+      .add("cappedIterations", json::number(uint64_t{rebuilt.cappedIterations}))
+      .add("split", json::quote(splitName(rebuilt.split)))
+      .add("splitReason", json::quote(rebuilt.splitReason))
+      .add("mode", json::quote(modeName(rebuilt.mode)))
+      .add("loopInstructions", json::number(uint64_t{rebuilt.loopInstructions.size()}))
+      .add("coverage", d.coverage ? json::number(*d.coverage, 4) : "null")
+      .add("mergeSteps", json::number(uint64_t{d.mergeSteps}))
+      .add("meanStepLikelihood", json::number(d.meanStepLikelihood, 3))
+      .add("contradictingIterations", json::number(uint64_t{contradictingIterations(rebuilt)}))
+      .add("lowConfidence", lowConfidence(rebuilt) ? "true" : "false")
+      .add("contradictions", json::array(contradictions));
+  if (rebuilt.verification)
+    summary.add("accuracy", json::number(rebuilt.verification->accuracy, 4))
+        .add("truthInstructions", json::number(uint64_t{rebuilt.verification->truth.size()}))
+        .add("truthCoverage", json::number(rebuilt.verification->truthCoverage, 4));
+  return summary;
+}
+
+} // namespace
+
+bool lowConfidence(const LoopRebuild &rebuilt) {
+  size_t iterations = rebuilt.trace.diagnostics.iterations;
+  return iterations > 0 && static_cast<double>(contradictingIterations(rebuilt)) >
+                               kContradictionTolerance * static_cast<double>(iterations);
+}
+
+std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool json) {
+  Table table = traceTable(capture, rebuilt);
+  if (json) {
+    json::Object doc;
+    if (capture.loop)
+      doc.add("location", json::quote(capture.loop->location))
+          .add("head", json::quote(fmt::format("{:#x}", capture.loop->head)))
+          .add("wholeFunction", capture.loop->wholeFunction ? "true" : "false");
+    table.addJson(doc);
+    doc.add("summary", summaryJson(rebuilt).str());
+    return doc.str() + "\n";
+  }
+  std::string out;
+  if (capture.loop)
+    out += fmt::format("loop trace of {} ({} at {:#x}, {} instructions)\n", capture.loop->location,
+                       capture.loop->wholeFunction ? "one call of the function" : "loop head",
+                       capture.loop->head, rebuilt.loopInstructions.size());
+  if (rebuilt.trace.trace.empty())
+    out += fmt::format("no complete iteration was sampled: {} samples of the thread, {} of them "
+                       "outside the loop; run longer (--duration) or check that the loop runs\n",
+                       rebuilt.threadSamples, rebuilt.outsideSamples);
+  else
+    out += table.text();
+  out += summaryText(rebuilt);
+  return out;
+}
+
+} // namespace strobe

@@ -1,0 +1,20 @@
+// The `strobe loop` report: one iteration's instructions in execution order (with the time spent on
+// each in time mode), then how far the result can be trusted.
+#pragma once
+
+#include "analysis/looptrace/FromCapture.h"
+#include "capture/Capture.h"
+
+#include <string>
+
+namespace strobe {
+
+// Partial sequences contradicting the result beyond this share of the iterations mean the loop's
+// path changes between iterations (spec 000's reproducibility does not hold).
+inline constexpr double kContradictionTolerance = 0.05;
+
+bool lowConfidence(const LoopRebuild &rebuilt);
+
+std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool json);
+
+} // namespace strobe

