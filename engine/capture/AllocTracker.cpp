@@ -55,13 +55,19 @@ AllocTracker::~AllocTracker() { stop(); }
 void AllocTracker::start() {
   if (active())
     return;
+  stats_.unknown.clear();
   stats_.hooked.clear();
   stats_.notFound.clear();
   stats_.unscannable.clear();
   stats_.entryBreakpoints = stats_.exitBreakpoints = stats_.failedBreakpoints = 0;
 
+  const std::vector<HookSpec> hookSet = allocHookSpecs(true);
+  for (const std::string &name : options_.functions)
+    if (std::none_of(hookSet.begin(), hookSet.end(),
+                     [&](const HookSpec &spec) { return spec.symbol == name; }))
+      stats_.unknown.push_back(name);
   std::vector<HookSpec> specs;
-  for (const HookSpec &spec : allocHookSpecs(true)) {
+  for (const HookSpec &spec : hookSet) {
     bool chosen = options_.functions.empty()
                       ? options_.mmap || !isMapping(spec)
                       : std::find(options_.functions.begin(), options_.functions.end(),
@@ -94,11 +100,14 @@ void AllocTracker::plan(const HookSpec &spec, bool mmapHooked, ExitScanner &scan
     hook->spec = spec;
     hook->entry = address;
     hook->waits = waitsForReturn(spec.shape, mmapHooked);
-    if (hook->waits) {
+    if (hook->waits || spec.shape == HookShape::Release) {
       std::optional<ExitSites> exits = scanner.scan(address, spec.shape == HookShape::CountSize);
-      if (!exits)
+      if (exits)
+        hook->exits = std::move(*exits);
+      else if (hook->waits)
         continue;
-      hook->exits = std::move(*exits);
+      else
+        hook->exits.unresolvedExits = true; // what it forwards to is unknown
     }
     hooks_.push_back(std::move(hook));
     hooked = true;
@@ -109,6 +118,8 @@ void AllocTracker::plan(const HookSpec &spec, bool mmapHooked, ExitScanner &scan
 void AllocTracker::plant() {
   for (const std::unique_ptr<Hook> &hook : hooks_) {
     sites_[hook->entry].entryOf = hook.get();
+    if (!hook->waits)
+      continue;
     for (uint64_t address : hook->exits.returns)
       sites_[address].isReturn = true;
     for (uint64_t address : hook->exits.firstArgumentExits)
@@ -172,7 +183,7 @@ void AllocTracker::onEntry(const Hook &hook, uint64_t tid) {
     ++stats_.abandonedCalls;
     pending_.erase(outer);
   }
-  if (hook.spec.shape == HookShape::Release && repeatsLastRelease(tid)) {
+  if (hook.spec.shape == HookShape::Release && repeatsLastRelease(tid, hook)) {
     ++stats_.nestedCalls;
     return;
   }
@@ -196,16 +207,20 @@ void AllocTracker::onEntry(const Hook &hook, uint64_t tid) {
   pending_[tid] = std::move(call);
 }
 
-bool AllocTracker::repeatsLastRelease(uint64_t tid) {
+bool AllocTracker::repeatsLastRelease(uint64_t tid, const Hook &hook) {
   auto it = lastReleases_.find(tid);
   if (it == lastReleases_.end())
     return false;
-  LastRelease last = it->second;
-  lastReleases_.erase(it);
-  if (!readThread(tid, 1))
+  const LastRelease &last = it->second;
+  if (!readThread(tid, 1) || snapshot_.regs[table_.argumentRegs[0]] != last.pointer)
     return false;
-  return snapshot_.regs[table_.argumentRegs[0]] == last.pointer &&
-         snapshot_.regs[table_.sp] <= last.sp;
+  uint64_t sp = snapshot_.regs[table_.sp];
+  // At the same level without a tail jump to here it is a new call: free(NULL) twice in a row.
+  const ExitSites &forwards = last.hook->exits;
+  bool forwarded = forwards.tailEntries.count(hook.entry) || forwards.unresolvedExits;
+  // The entry stays: a release can pass through several wrappers (libstdc++'s sized delete[]
+  // -> delete[] -> delete -> free), each one a hooked entry.
+  return sp < last.sp || (sp == last.sp && forwarded);
 }
 
 void AllocTracker::recordRelease(uint64_t tid, const Hook &hook) {
@@ -219,7 +234,7 @@ void AllocTracker::recordRelease(uint64_t tid, const Hook &hook) {
   event.stack = snapshot_.stack;
   // A waiting release sees what runs inside it as nested instead.
   if (hook.spec.shape == HookShape::Release && !hook.waits)
-    lastReleases_[tid] = {event.previous, snapshot_.regs[table_.sp]};
+    lastReleases_[tid] = {event.previous, snapshot_.regs[table_.sp], &hook};
   record(std::move(event));
 }
 
@@ -361,6 +376,11 @@ void AllocTracker::releaseInFlight(uint64_t tid, uint64_t pointer, uint64_t size
 }
 
 void AllocTracker::record(AllocEvent event) {
+  // A block some thread released and any thread now received is a new block: releasing it
+  // again is a new release, even with no other hooked call on the releasing thread between.
+  if (event.creates())
+    std::erase_if(lastReleases_,
+                  [&](const auto &entry) { return entry.second.pointer == event.pointer; });
   for (size_t i = 0; i < event.stack.size(); ++i) {
     uint64_t pc = event.stack[i];
     if (capture_.symbols.count(pc))

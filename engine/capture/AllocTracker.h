@@ -33,6 +33,7 @@ struct AllocTrackerOptions {
 };
 
 struct AllocTrackerStats {
+  std::vector<std::string> unknown;     // --functions names that are not in the hook set
   std::vector<std::string> hooked;      // symbols with their breakpoints planted
   std::vector<std::string> notFound;    // symbols the debugger could not resolve
   std::vector<std::string> unscannable; // found, but where they end could not be determined
@@ -78,6 +79,9 @@ private:
     HookSpec spec;
     uint64_t entry = 0;
     bool waits = false;
+    // Where a waiting call ends. A release that does not wait is scanned too, only to learn
+    // the hooked functions it forwards to (operator delete tail-jumping to free); its exits
+    // get no breakpoints.
     ExitSites exits;
   };
   struct Site {
@@ -93,12 +97,14 @@ private:
     std::vector<uint64_t> stack;
     bool releasedEarly = false; // its old block was already recorded as released
   };
-  // The release a thread recorded last. Entered again for the same pointer at the same or a
-  // deeper stack level, with no hooked call between, it is that release seen through a wrapper:
-  // operator delete calling (often tail-jumping to) free, or a PLT stub before the function.
+  // The release a thread recorded last. Entered again for the same pointer with no hooked call
+  // between, deeper on the stack or at the same level through a tail jump the release's code
+  // makes, it is that release seen through a wrapper: operator delete calling (often
+  // tail-jumping to) free, or a PLT stub before the function.
   struct LastRelease {
     uint64_t pointer = 0;
     uint64_t sp = 0;
+    const Hook *hook = nullptr; // the release recorded
   };
 
   void plan(const HookSpec &spec, bool mmapHooked, ExitScanner &scanner);
@@ -107,7 +113,7 @@ private:
   void onEntry(const Hook &hook, uint64_t tid);
   void onExit(uint64_t tid, bool firstArgument);
   bool readThread(uint64_t tid, unsigned depth);
-  bool repeatsLastRelease(uint64_t tid);
+  bool repeatsLastRelease(uint64_t tid, const Hook &hook);
   void complete(uint64_t tid, PendingCall &call, uint64_t result);
   void completeResize(uint64_t tid, PendingCall &call, uint64_t result, uint64_t size);
   void recordRelease(uint64_t tid, const Hook &hook);

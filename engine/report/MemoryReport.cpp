@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <fmt/format.h>
+#include <iterator>
 
 namespace strobe {
 
@@ -110,6 +111,12 @@ private:
   const Capture &capture_;
   const std::vector<MemoryKey> &keys_;
 };
+
+// operator new / new[] / delete / delete[], every variant (Itanium C++ ABI linkage names).
+bool isCxxOperator(const std::string &symbol) {
+  return symbol.starts_with("_Znw") || symbol.starts_with("_Zna") || symbol.starts_with("_Zdl") ||
+         symbol.starts_with("_Zda");
+}
 
 Cell bytesCell(int64_t bytes) { return {formatBytes(bytes), fmt::format("{}", bytes)}; }
 Cell countCell(uint64_t n) { return {fmt::format("{}", n), json::number(n)}; }
@@ -528,15 +535,28 @@ std::string renderMemoryStatus(const AllocTracker &tracker) {
   const AllocTrackerStats &s = tracker.stats();
   const HeapLedger &ledger = tracker.ledger();
   std::string out = fmt::format("heap tracking: {}\n", tracker.active() ? "active" : "stopped");
-  out += fmt::format("hooks: {} functions ({} entry and {} exit breakpoints", s.hooked.size(),
-                     s.entryBreakpoints, s.exitBreakpoints);
+  out += fmt::format("hooks: {} function{} ({} entry and {} exit breakpoints", s.hooked.size(),
+                     s.hooked.size() == 1 ? "" : "s", s.entryBreakpoints, s.exitBreakpoints);
   if (tracker.options().mmap)
     out += "; anonymous mappings too";
   if (s.failedBreakpoints)
     out += fmt::format("; {} refused by the debugger", s.failedBreakpoints);
   out += ")\n";
-  if (!s.notFound.empty())
-    out += fmt::format("not found: {}\n", fmt::join(s.notFound, ", "));
+  if (!s.unknown.empty())
+    out += fmt::format("not allocation functions strobe hooks: {}\n", fmt::join(s.unknown, ", "));
+  // A process without a C++ runtime has none of the twenty operator new / delete symbols: one
+  // line says so instead of listing them.
+  std::vector<std::string> notFound;
+  std::copy_if(s.notFound.begin(), s.notFound.end(), std::back_inserter(notFound),
+               [](const std::string &name) { return !isCxxOperator(name); });
+  bool noCxxRuntime = notFound.size() < s.notFound.size() &&
+                      std::none_of(s.hooked.begin(), s.hooked.end(), isCxxOperator);
+  if (!noCxxRuntime)
+    notFound = s.notFound;
+  if (!notFound.empty())
+    out += fmt::format("not found: {}\n", fmt::join(notFound, ", "));
+  if (noCxxRuntime)
+    out += "operator new / delete: not in this process (no C++ runtime is loaded)\n";
   if (!s.unscannable.empty())
     out += fmt::format("not hooked (where they return is unknown): {}\n",
                        fmt::join(s.unscannable, ", "));

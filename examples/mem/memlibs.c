@@ -3,6 +3,7 @@
 //   memlibs fig3 N   N allocations through main -> func_0 -> func_a0 -> func_a1 -> func_b0 -> malloc
 //   memlibs t2       the T2 event sequence: liba and libb allocate, free and realloc
 //   memlibs t3       the T3 event sequence (per invocation rows)
+//   memlibs crash    fig3 with 4 allocations, then a segmentation fault while tracking is on
 #include "ledger.h"
 #include "memlibs.h"
 
@@ -49,6 +50,13 @@ static void t3(void) {
   (void)q4;
 }
 
+static int *volatile nowhere; // volatile: the compiler cannot prove the write faults
+
+static void crash(void) {
+  fig3(4);
+  *nowhere = 1;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "fig3";
   tracking_starts();
@@ -56,6 +64,8 @@ int main(int argc, char **argv) {
     t2();
   else if (strcmp(mode, "t3") == 0)
     t3();
+  else if (strcmp(mode, "crash") == 0)
+    crash();
   else
     fig3(argc > 2 ? atoi(argv[2]) : 10);
   tracking_ends();
