@@ -184,7 +184,8 @@ std::vector<SubcommandSpec> build() {
                    0,
                    "live blocks grouped by allocation stack",
                    "",
-                   {{"top", 'n', "N", "at most N stacks (default 10)", {}}}});
+                   {{"top", 'n', "N", "at most N stacks (default 10)", {}},
+                    {"json", 0, "", "JSON instead of a listing", {}}}});
   specs.push_back({"mem status", "", 0, 0, "what heap tracking hooks and has seen", "", {}});
   specs.push_back({"save", "FILE", 1, 1, "write the capture to a trace file", "", {}});
   specs.push_back({"load", "FILE", 1, 1, "read a trace file; reports then come from it", "", {}});

@@ -114,6 +114,7 @@ void Session::Impl::memory(const ParsedCommand &cmd, std::string &out) {
     LeakOptions options;
     options.analysis = memoryAnalysis(cmd);
     options.top = static_cast<size_t>(cmd.number("top", 10, 1, 1e6));
+    options.json = cmd.has("json");
     out += renderLeaks(captureWithHeapEvents(), options);
     return;
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -42,6 +43,8 @@ std::string describeStop(const StopEvent &event) {
   case StopEvent::Kind::Breakpoint:
     return "the process stopped at a breakpoint";
   case StopEvent::Kind::Signal:
+    if (const char *name = sigabbrev_np(event.signo))
+      return fmt::format("the process received signal SIG{} ({})", name, event.signo);
     return fmt::format("the process received signal {}", event.signo);
   case StopEvent::Kind::Step:
   case StopEvent::Kind::Other:

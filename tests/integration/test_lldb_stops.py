@@ -61,7 +61,7 @@ class LldbStops(unittest.TestCase):
         self.assertIn("stop reason = signal SIGSEGV", out)
         self.assertRegex(out, r"-> 18\s+return \*null_pointer;", out)
         reason, samples = harness.ended(out)
-        self.assertEqual(reason, "the process received signal 11", out)
+        self.assertEqual(reason, "the process received signal SIGSEGV (11)", out)
         self.assertGreater(samples, 100, out)
         self.assertIn("spin_for", harness.function_percentages(out), out)
 

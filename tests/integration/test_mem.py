@@ -19,7 +19,7 @@ LEDGER = re.compile(r"ledger: calls=(\d+) allocated=(\d+) freed=(\d+) peak=(\d+)
                     r"blocks=(\d+)")
 LEDGER_CALLS = re.compile(r"ledger: ([a-z_ \[\]]+)=(\d+)")
 AT_EXIT = "strobe: the process exited with status 0; the heap as strobe saw it:"
-AT_CRASH = "strobe: the process received signal 11; the heap as strobe saw it:"
+AT_CRASH = "strobe: the process received signal SIGSEGV (11); the heap as strobe saw it:"
 # The columns of spec 003's table, as `strobe mem table --json` names them.
 SPEC_COLUMNS = ("size", "min", "max", "malloc", "realloc", "free", "memalign")
 RING = 8  # memchurn's live blocks
@@ -156,7 +156,7 @@ class MemScenarios:
 
     def session(self, steps, program=None, args=()):
         """Runs `steps`: (marker, command) pairs, a command alone, or a marker with several
-        commands. Returns (rc, whole output, {marker: output after it, up to the next})."""
+        commands. Returns (whole output, {marker: output after it, up to the next})."""
         d = self.debugger
         commands = []
         for step in steps:
@@ -168,13 +168,13 @@ class MemScenarios:
             else:
                 commands += step.split("\n")
         commands.append(d.mark("end"))
-        rc, out = d.session(commands, program, args)
+        _, out = d.session(commands, program, args)
         sections = {}
         parts = re.split(r"^@@(.+)$", out, flags=re.MULTILINE)
         for name, text in zip(parts[1::2], parts[2::2]):
             sections[name] = text
         self.assertIn("end", sections, out)
-        return rc, out, sections
+        return out, sections
 
     def json_of(self, section, out):
         for line in section.splitlines():
@@ -193,13 +193,10 @@ class MemScenarios:
                 counts["blocks"])
         self.assertEqual(got, want, f"allocated, freed, peak, live, blocks\n{out}")
 
-    def fixture(self, name):
-        return harness.fixture(name)
-
     # T2 in both free modes, the tables printed at exit, and the bad input around them.
     def test_t2_tables_at_exit_and_bad_input(self):
         d = self.debugger
-        rc, out, s = self.session(
+        out, s = self.session(
             [("no process", "strobe mem start"), ("nothing yet", "strobe mem table"),
              d.stop_at("tracking_starts"), "run",
              ("unknown", "strobe mem start --functions nope"),
@@ -209,8 +206,9 @@ class MemScenarios:
              ("owner", "strobe mem table --frees owner --json"),
              ("bad sort", "strobe mem table --sort nope"),
              ("sorted", "strobe mem table --sort key --json")],
-            self.fixture("memlibs"), ["t2"])
-        self.assertIn("no process; launch or attach to one first", self.error_of(s["no process"])[0])
+            harness.fixture("memlibs"), ["t2"])
+        self.assertIn("no process; launch or attach to one first",
+                      self.error_of(s["no process"])[0])
         self.assertIn("nothing captured yet", self.error_of(s["nothing yet"])[0])
         [unknown] = self.error_of(s["unknown"])
         self.assertIn("no allocation function could be hooked", unknown)
@@ -243,11 +241,11 @@ class MemScenarios:
         self.assertRegex(at_exit, r"\n80 B\s+1\s+realloc\s+libb\.so\n\s+#1 libb\.so!libb_realloc")
 
     def test_t3_per_invocation(self):
-        rc, out, s = self.session(
+        out, s = self.session(
             [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start", "continue",
              ("per", "strobe mem table --per invocation --json"),
              ("whole", "strobe mem table --json")],
-            self.fixture("memlibs"), ["t3"])
+            harness.fixture("memlibs"), ["t3"])
         per = self.json_of(s["per"], out)["rows"]
         got = [(r["key"], r["size"], r["min"], r["max"], r["malloc"], r["free"]) for r in per]
         self.assertEqual(got, [("liba.so", 30, 0, 30, 2, 0), ("libb.so", 5, 0, 5, 1, 0),
@@ -261,7 +259,7 @@ class MemScenarios:
     def test_fig3_attribution_leaks_and_stop(self):
         d = self.debugger
         modes = [(by, mode) for by in ("library", "function") for mode in ("first", "last", "all")]
-        rc, out, s = self.session(
+        out, s = self.session(
             [d.stop_at("tracking_starts"), d.stop_at("tracking_ends"), "run", "strobe mem start",
              ("during", d.count_breakpoints), "continue",
              *[(f"{by}-{mode}", f"strobe mem table --by {by} --attribution {mode} --json")
@@ -269,7 +267,7 @@ class MemScenarios:
              ("leaks", "strobe mem leaks"), ("stop", "strobe mem stop"),
              ("after", d.count_breakpoints), ("status", "strobe mem status"),
              ("exit", "continue")],
-            self.fixture("memlibs"), ["fig3", "10"])
+            harness.fixture("memlibs"), ["fig3", "10"])
         allocated, freed = sum(range(100, 110)), sum(range(100, 110, 2))  # every other block freed
         grows = (allocated, 0, allocated, 10, 0, 0, 0)
         frees = (-freed, -freed, 0, 0, 0, 5, 0)
@@ -301,10 +299,10 @@ class MemScenarios:
         self.assert_totals_equal_ledger(self.json_of(s["library-first"], out), counts, out)
 
     def ledger_run(self, program, args):
-        rc, out, s = self.session(
+        out, s = self.session(
             [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start", "continue",
              ("table", "strobe mem table --json"), ("status", "strobe mem status")],
-            self.fixture(program), args)
+            harness.fixture(program), args)
         doc = self.json_of(s["table"], out)
         counts = ledger(out)
         self.assert_totals_equal_ledger(doc, counts, out)
@@ -338,11 +336,11 @@ class MemScenarios:
         self.assertEqual((total["free"], total["untrackedFrees"]), (calls["free"] + 1, 1), out)
 
     def test_crash_while_tracking(self):
-        rc, out, s = self.session(
+        out, s = self.session(
             [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start",
              ("crash", "continue"), ("table", "strobe mem table --json"),
              self.debugger.kill],
-            self.fixture("memlibs"), ["crash"])
+            harness.fixture("memlibs"), ["crash"])
         self.assertTrue(self.debugger.crash_seen(s["crash"]), out)
         self.assertIn(AT_CRASH, s["crash"])
         table = rows(self.json_of(s["table"], out))
@@ -352,9 +350,9 @@ class MemScenarios:
 
     def test_attach_mid_run(self):
         d = self.debugger
-        with harness.Background([self.fixture("memchurn"), "0"]) as churn:
+        with harness.Background([harness.fixture("memchurn"), "0"]) as churn:
             # Three ring turns at least: every block live at the stop was allocated after attach.
-            rc, out, s = self.session(
+            out, s = self.session(
                 [d.attach(churn.pid), "strobe mem start", d.stop_at("checkpoint", 3),
                  "continue", ("table", "strobe mem table --json"), ("detach", "detach")])
             time.sleep(0.5)
@@ -369,9 +367,9 @@ class MemScenarios:
 
     def test_remote_target(self):
         port = harness.free_port()
-        server, connect, resume = self.debugger.remote(port, self.fixture("memlibs"), ["t2"])
+        server, connect, resume = self.debugger.remote(port, harness.fixture("memlibs"), ["t2"])
         with harness.Background(server):
-            rc, out, s = self.session(
+            out, s = self.session(
                 [*connect, self.debugger.stop_at("tracking_starts"), resume, "strobe mem start",
                  ("exit", "continue"), ("table", "strobe mem table --json")])
         self.assertIn(AT_EXIT, s["exit"])
@@ -382,12 +380,12 @@ class MemScenarios:
     def test_with_sampling_in_one_capture(self):
         with tempfile.TemporaryDirectory() as scratch:
             trace = os.path.join(scratch, "churn.strobe")
-            rc, out, s = self.session(
+            out, s = self.session(
                 [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start",
                  ("record", "strobe record --duration 1 --frequency 200"),
                  ("table", "strobe mem table --json"), ("profile", "strobe profile"),
                  ("save", f"strobe save {trace}"), self.debugger.kill],
-                self.fixture("memchurn"), ["0"])
+                harness.fixture("memchurn"), ["0"])
             rc, offline = harness.run([harness.STROBE_REPORT, trace, "mem", "table", "--json"])
         live = self.json_of(s["table"], out)
         samples = harness.ended(s["record"])[1]

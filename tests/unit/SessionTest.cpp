@@ -94,7 +94,7 @@ TEST_F(SessionTest, ABackgroundCaptureEndedByACrashSaysSoOnTheConsole) {
   Verdict v = session.onStop({StopEvent::Kind::Signal, 1001, SIGSEGV, 0, "SIGSEGV"});
   EXPECT_EQ(v, Verdict::HandToUser);
   EXPECT_FALSE(target.armed);
-  EXPECT_NE(target.printed.find("sampling ended: the process received signal 11"),
+  EXPECT_NE(target.printed.find("sampling ended: the process received signal SIGSEGV (11)"),
             std::string::npos)
       << target.printed;
 }

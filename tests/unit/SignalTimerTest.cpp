@@ -61,8 +61,9 @@ TEST(SignalTimer, DurationMarksTheLastSignalFinal) {
     if (!timer.finalRequested())
       timer.acknowledge();
   }
-  // 20 ms at 2 ms per period: about ten signals, never dozens.
-  EXPECT_GE(timer.signalsSent(), 5u);
+  // 20 ms at 2 ms per period: about ten signals, never dozens (fewer on a loaded machine, where
+  // this thread's acknowledgements come late).
+  EXPECT_GE(timer.signalsSent(), 2u);
   EXPECT_LE(timer.signalsSent(), 12u);
   uint64_t sent = timer.signalsSent();
   timer.acknowledge();
