@@ -47,8 +47,8 @@ AllocTracker::Clock steadyClockFromNow() {
 AllocTracker::AllocTracker(Target &target, Capture &capture, AllocTrackerOptions options,
                            Clock clock)
     : target_(target), capture_(capture), options_(std::move(options)),
-      clock_(clock ? std::move(clock) : steadyClockFromNow()), table_(registerTable(target.isa())) {
-}
+      clock_(clock ? std::move(clock) : steadyClockFromNow()), table_(registerTable(target.isa())),
+      names_(target, capture) {}
 
 AllocTracker::~AllocTracker() { stop(); }
 
@@ -190,7 +190,7 @@ void AllocTracker::onEntry(const Hook &hook, uint64_t tid) {
   lastReleases_.erase(tid);
   if (!readThread(tid, std::max(options_.stackDepth, 1u)))
     return;
-  noteThread(tid);
+  names_.noteThread(tid);
   if (isRelease(hook.spec.shape))
     recordRelease(tid, hook);
   if (!hook.waits)
@@ -376,67 +376,16 @@ void AllocTracker::releaseInFlight(uint64_t tid, uint64_t pointer, uint64_t size
 }
 
 void AllocTracker::record(AllocEvent event) {
-  // A block some thread released and any thread now received is a new block: releasing it
-  // again is a new release, even with no other hooked call on the releasing thread between.
-  if (event.creates())
-    std::erase_if(lastReleases_,
-                  [&](const auto &entry) { return entry.second.pointer == event.pointer; });
-  for (size_t i = 0; i < event.stack.size(); ++i) {
-    uint64_t pc = event.stack[i];
-    if (capture_.symbols.count(pc))
-      continue;
-    (i == 0 ? pendingPcs_ : pendingReturns_).insert(pc);
-    if (!capture_.moduleFor(i == 0 ? pc : pc - 1))
-      modulesStale_ = true;
-  }
+  names_.noteStack(event.stack);
   ledger_.apply(event, capture_.allocEvents.size());
   capture_.allocEvents.push_back(std::move(event));
   ++stats_.events;
   // Named at once, while the process is there: the tables printed at an exit need the names, and
   // the debugger can no longer give them then. Call sites repeat, so this is rare after a while.
-  if (!pendingPcs_.empty() || !pendingReturns_.empty())
-    symbolizePending();
+  if (names_.pending())
+    names_.symbolizePending();
 }
 
-void AllocTracker::noteThread(uint64_t tid) {
-  if (!knownThreads_.insert(tid).second)
-    return;
-  bool known = std::any_of(capture_.threads.begin(), capture_.threads.end(),
-                           [tid](const ThreadInfo &t) { return t.tid == tid; });
-  if (known)
-    return;
-  ThreadInfo info{tid, {}};
-  if (target_.isHostProcess()) {
-    int pid = capture_.header.pid ? capture_.header.pid : target_.pid();
-    std::ifstream in(fmt::format("/proc/{}/task/{}/comm", pid, tid));
-    std::getline(in, info.name);
-  }
-  capture_.threads.push_back(std::move(info));
-}
-
-void AllocTracker::refreshModules() {
-  // As the sampler does: modules stay once seen, so events from an unloaded library symbolize.
-  for (ModuleInfo &m : target_.modules()) {
-    bool known =
-        std::any_of(capture_.modules.begin(), capture_.modules.end(),
-                    [&](const ModuleInfo &k) { return k.path == m.path && k.start == m.start; });
-    if (!known)
-      capture_.modules.push_back(std::move(m));
-  }
-  modulesStale_ = false;
-}
-
-void AllocTracker::symbolizePending() {
-  if (modulesStale_)
-    refreshModules();
-  for (uint64_t pc : pendingPcs_)
-    capture_.symbols.emplace(pc, target_.symbolize(pc));
-  // A return address belongs to the instruction after the call; the call itself is at - 1.
-  for (uint64_t ret : pendingReturns_)
-    if (!capture_.symbols.count(ret))
-      capture_.symbols.emplace(ret, target_.symbolize(ret - 1));
-  pendingPcs_.clear();
-  pendingReturns_.clear();
-}
+void AllocTracker::symbolizePending() { names_.symbolizePending(); }
 
 } // namespace strobe

@@ -11,6 +11,7 @@
 #include "analysis/memory/HeapLedger.h"
 #include "capture/AllocHooks.h"
 #include "capture/Capture.h"
+#include "capture/CaptureNames.h"
 #include "target/Target.h"
 
 #include <array>
@@ -119,8 +120,6 @@ private:
   void recordRelease(uint64_t tid, const Hook &hook);
   void releaseInFlight(uint64_t tid, uint64_t pointer, uint64_t size);
   void record(AllocEvent event);
-  void noteThread(uint64_t tid);
-  void refreshModules();
 
   Target &target_;
   Capture &capture_;
@@ -134,10 +133,7 @@ private:
   std::unordered_map<uint64_t, PendingCall> pending_; // by thread
   std::unordered_map<uint64_t, LastRelease> lastReleases_;
   ThreadSnapshot snapshot_;
-  std::set<uint64_t> pendingPcs_;
-  std::set<uint64_t> pendingReturns_;
-  std::set<uint64_t> knownThreads_;
-  bool modulesStale_ = true;
+  CaptureNames names_;
 };
 
 } // namespace strobe

@@ -22,7 +22,7 @@ std::string procPath(int pid, uint64_t tid, const char *file) {
 
 Sampler::Sampler(Target &target, Capture &capture, unsigned stackDepth)
     : target_(target), capture_(capture), stackDepth_(stackDepth),
-      hostProcess_(target.isHostProcess()) {}
+      hostProcess_(target.isHostProcess()), names_(target, capture) {}
 
 size_t Sampler::sampleAllThreads(uint64_t timeNs) {
   const RegisterTable &table = registerTable(capture_.header.isa);
@@ -39,14 +39,8 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     sample.onCpu = onCpu(tid, sample.inSyscall);
     sample.stack = snapshot_.stack;
     sample.regs = snapshot_.regs;
-    if (!capture_.symbols.count(sample.stack[0]))
-      pendingPcs_.insert(sample.stack[0]);
-    for (size_t i = 1; i < sample.stack.size(); ++i)
-      if (!capture_.symbols.count(sample.stack[i]))
-        pendingReturns_.insert(sample.stack[i]);
-    if (!capture_.moduleFor(sample.stack[0]))
-      modulesStale_ = true;
-    noteThread(tid);
+    names_.noteStack(sample.stack);
+    names_.noteThread(tid);
     capture_.samples.push_back(std::move(sample));
     ++read;
   }
@@ -73,45 +67,8 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   return ran;
 }
 
-void Sampler::noteThread(uint64_t tid) {
-  auto known = std::find_if(capture_.threads.begin(), capture_.threads.end(),
-                            [tid](const ThreadInfo &t) { return t.tid == tid; });
-  if (known != capture_.threads.end())
-    return;
-  ThreadInfo info{tid, {}};
-  if (hostProcess_) {
-    std::ifstream in(procPath(capture_.header.pid, tid, "comm"));
-    std::getline(in, info.name);
-  }
-  capture_.threads.push_back(std::move(info));
-}
-
-void Sampler::refreshModules() {
-  // Modules that were unloaded stay in the table: their samples must still symbolize.
-  for (ModuleInfo &m : target_.modules()) {
-    bool known =
-        std::any_of(capture_.modules.begin(), capture_.modules.end(),
-                    [&](const ModuleInfo &k) { return k.path == m.path && k.start == m.start; });
-    if (!known)
-      capture_.modules.push_back(std::move(m));
-  }
-  modulesStale_ = false;
-}
-
 void Sampler::symbolizePending() {
-  if (modulesStale_)
-    refreshModules();
-  for (uint64_t pc : pendingPcs_) {
-    SymbolInfo symbol = target_.symbolize(pc);
-    captureFunctionCode(symbol);
-    capture_.symbols.emplace(pc, std::move(symbol));
-  }
-  // A return address belongs to the instruction after the call; the call itself is at - 1.
-  for (uint64_t ret : pendingReturns_)
-    if (!capture_.symbols.count(ret))
-      capture_.symbols.emplace(ret, target_.symbolize(ret - 1));
-  pendingPcs_.clear();
-  pendingReturns_.clear();
+  names_.symbolizePending([this](const SymbolInfo &symbol) { captureFunctionCode(symbol); });
 }
 
 void Sampler::captureFunctionCode(const SymbolInfo &symbol) {

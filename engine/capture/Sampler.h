@@ -3,6 +3,7 @@
 #pragma once
 
 #include "capture/Capture.h"
+#include "capture/CaptureNames.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -19,21 +20,18 @@ public:
   size_t sampleAllThreads(uint64_t timeNs);
   // Symbolizes the pcs seen since the last call and captures the code of newly seen functions.
   void symbolizePending();
-  void refreshModules();
+  void refreshModules() { names_.refreshModules(); }
 
 private:
   bool onCpu(uint64_t tid, bool inSyscall);
-  void noteThread(uint64_t tid);
   void captureFunctionCode(const SymbolInfo &symbol);
 
   Target &target_;
   Capture &capture_;
   unsigned stackDepth_;
   bool hostProcess_;
-  bool modulesStale_ = true;
   ThreadSnapshot snapshot_;
-  std::set<uint64_t> pendingPcs_;      // frame 0 pcs to symbolize
-  std::set<uint64_t> pendingReturns_;  // return addresses, symbolized at address - 1
+  CaptureNames names_;
   std::map<uint64_t, uint64_t> cpuNs_; // tid -> on-CPU time at its previous sample
 };
 
