@@ -53,14 +53,15 @@ std::vector<uint8_t> DiffEncoder::finish() {
 void DiffEncoder::closeBlock() {
   if (blockRecords_ == 0)
     return;
-  std::span<const uint8_t> stored = payload_;
+  const std::span<const uint8_t> payload = payload_.bytes();
+  std::span<const uint8_t> stored = payload;
   uint64_t flags = blockAfterGap_ ? uint64_t{kBlockAfterGap} : 0;
   if (compressionLevel_ > 0) {
-    uLongf size = compressBound(static_cast<uLong>(payload_.size()));
+    uLongf size = compressBound(static_cast<uLong>(payload.size()));
     scratch_.resize(size);
-    if (compress2(scratch_.data(), &size, payload_.data(), static_cast<uLong>(payload_.size()),
+    if (compress2(scratch_.data(), &size, payload.data(), static_cast<uLong>(payload.size()),
                   compressionLevel_) == Z_OK &&
-        size < payload_.size()) {
+        size < payload.size()) {
       stored = std::span<const uint8_t>(scratch_.data(), size);
       flags |= kBlockCompressed;
     }
@@ -71,7 +72,7 @@ void DiffEncoder::closeBlock() {
   putVarint(blockRecords_, stream_);
   putVarint(stored.size(), stream_);
   if (flags & kBlockCompressed)
-    putVarint(payload_.size(), stream_);
+    putVarint(payload.size(), stream_);
   uLong crc =
       crc32(0, stream_.data() + fieldsStart, static_cast<uInt>(stream_.size() - fieldsStart));
   crc = crc32(crc, stored.data(), static_cast<uInt>(stored.size()));

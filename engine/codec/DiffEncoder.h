@@ -37,8 +37,8 @@ private:
 
   RecordEncoder coder_;
   int compressionLevel_;
-  std::vector<uint8_t> stream_;  // header and closed blocks
-  std::vector<uint8_t> payload_; // the open block's records
+  std::vector<uint8_t> stream_; // header and closed blocks
+  ByteBuffer payload_;          // the open block's records
   std::vector<uint8_t> scratch_;
   uint32_t blockRecords_ = 0;
   bool blockAfterGap_ = false;

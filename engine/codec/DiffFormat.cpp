@@ -84,14 +84,15 @@ std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, Stream
   return std::nullopt;
 }
 
-void putWideVarint(const SlotMask &value, std::vector<uint8_t> &out) {
+uint8_t *writeWideVarint(const SlotMask &value, uint8_t *out) {
   uint64_t low = value.words[0], high = value.words[1];
   while (high != 0 || low >= 0x80) {
-    out.push_back(static_cast<uint8_t>(low | 0x80));
+    *out++ = static_cast<uint8_t>(low | 0x80);
     low = low >> 7 | high << 57;
     high >>= 7;
   }
-  out.push_back(static_cast<uint8_t>(low));
+  *out++ = static_cast<uint8_t>(low);
+  return out;
 }
 
 bool getWideVarint(std::span<const uint8_t> &in, SlotMask &value) {
@@ -115,34 +116,6 @@ bool getWideVarint(std::span<const uint8_t> &in, SlotMask &value) {
     }
   }
   return false;
-}
-
-void putTagged(uint64_t payload, bool xorForm, std::vector<uint8_t> &out) {
-  const uint64_t rest = payload >> 6;
-  out.push_back(static_cast<uint8_t>((rest ? 0x80 : 0) | (payload & 0x3f) << 1 | xorForm));
-  if (rest)
-    putVarint(rest, out);
-}
-
-unsigned taggedSize(uint64_t payload) {
-  const uint64_t rest = payload >> 6;
-  return rest ? 1 + varintSize(rest) : 1;
-}
-
-bool getTagged(std::span<const uint8_t> &in, uint64_t &payload, bool &xorForm) {
-  if (in.empty())
-    return false;
-  const uint8_t first = in[0];
-  in = in.subspan(1);
-  xorForm = first & 1;
-  payload = (first >> 1) & 0x3f;
-  if (!(first & 0x80))
-    return true;
-  uint64_t rest = 0;
-  if (!getVarint(in, rest) || rest >> 58)
-    return false;
-  payload |= rest << 6;
-  return true;
 }
 
 } // namespace strobe

@@ -49,6 +49,7 @@
 //     stores come from them, so most values cost one byte.
 #pragma once
 
+#include "codec/Varint.h"
 #include "target/Isa.h"
 
 #include <array>
@@ -126,6 +127,14 @@ void writeStreamHeader(const StreamHeader &header, std::vector<uint8_t> &out);
 // Reads a header from the front of `in` and advances past it; the reason it is unusable if not.
 std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, StreamHeader &header);
 
+// std::popcount without -mpopcnt is a libgcc call; this is a few inline instructions.
+inline unsigned popcount64(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<unsigned>((x * 0x0101010101010101ull) >> 56);
+}
+
 // A set of slots (up to kMaxSlots).
 struct SlotMask {
   std::array<uint64_t, 2> words{};
@@ -133,30 +142,53 @@ struct SlotMask {
   void set(unsigned slot) { words[slot / 64] |= uint64_t{1} << (slot % 64); }
   bool test(unsigned slot) const { return (words[slot / 64] >> (slot % 64)) & 1; }
   bool empty() const { return (words[0] | words[1]) == 0; }
-  unsigned count() const { return std::popcount(words[0]) + std::popcount(words[1]); }
+  unsigned count() const { return popcount64(words[0]) + (words[1] ? popcount64(words[1]) : 0); }
   // Members below `slot`.
   unsigned rank(unsigned slot) const {
     const uint64_t below = (uint64_t{1} << (slot % 64)) - 1;
-    return slot < 64 ? std::popcount(words[0] & below)
-                     : std::popcount(words[0]) + std::popcount(words[1] & below);
+    return slot < 64 ? popcount64(words[0] & below)
+                     : popcount64(words[0]) + popcount64(words[1] & below);
   }
   // Calls f(slot) for each member, ascending.
   template <typename F> void forEach(F &&f) const {
-    for (unsigned w = 0; w < 2; ++w)
-      for (uint64_t bits = words[w]; bits; bits &= bits - 1)
-        f(w * 64 + static_cast<unsigned>(std::countr_zero(bits)));
+    for (uint64_t bits = words[0]; bits; bits &= bits - 1)
+      f(static_cast<unsigned>(std::countr_zero(bits)));
+    for (uint64_t bits = words[1]; bits; bits &= bits - 1)
+      [[unlikely]] f(64 + static_cast<unsigned>(std::countr_zero(bits)));
   }
   friend bool operator==(const SlotMask &, const SlotMask &) = default;
 };
 
 // 128-bit numbers as LEB128, for bitmaps that may exceed 64 bits.
-void putWideVarint(const SlotMask &value, std::vector<uint8_t> &out);
+uint8_t *writeWideVarint(const SlotMask &value, uint8_t *out); // room for 19 bytes
 bool getWideVarint(std::span<const uint8_t> &in, SlotMask &value);
 
-// Tagged values (see the format above).
-void putTagged(uint64_t payload, bool xorForm, std::vector<uint8_t> &out);
-unsigned taggedSize(uint64_t payload);
-bool getTagged(std::span<const uint8_t> &in, uint64_t &payload, bool &xorForm);
+// Tagged values (see the format above). The writers need room for 10 bytes at `out` and return
+// the end of what they wrote.
+inline uint8_t *writeTagged(uint64_t payload, bool xorForm, uint8_t *out) {
+  const uint64_t rest = payload >> 6;
+  *out++ = static_cast<uint8_t>((rest ? 0x80 : 0) | (payload & 0x3f) << 1 | xorForm);
+  return rest ? writeVarint(rest, out) : out;
+}
+inline unsigned taggedSize(uint64_t payload) {
+  const uint64_t rest = payload >> 6;
+  return rest ? 1 + varintSize(rest) : 1;
+}
+inline bool getTagged(std::span<const uint8_t> &in, uint64_t &payload, bool &xorForm) {
+  if (in.empty())
+    return false;
+  const uint8_t first = in[0];
+  in = in.subspan(1);
+  xorForm = first & 1;
+  payload = (first >> 1) & 0x3f;
+  if (!(first & 0x80)) [[likely]]
+    return true;
+  uint64_t rest = 0;
+  if (!getVarint(in, rest) || rest >> 58)
+    return false;
+  payload |= rest << 6;
+  return true;
+}
 
 // The prediction table slot for records made at `pc`.
 inline size_t historyIndex(uint64_t pc, unsigned historyBits) {

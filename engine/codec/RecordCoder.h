@@ -6,8 +6,11 @@
 // Speed: a record usually changes two or three of up to 128 slots, so neither side copies the
 // whole state per record; the previous state is updated in place, and only records with memory
 // keep a copy of the registers before the instruction (the memory model and value sources use it).
+// Nothing is allocated per record: the encoder writes through a pointer into room reserved once
+// per record, the decoder reuses its record's vectors (memory accesses included).
 #pragma once
 
+#include "codec/ByteBuffer.h"
 #include "codec/DiffFormat.h"
 #include "codec/MemoryOperands.h"
 #include "codec/TraceRecord.h"
@@ -35,7 +38,9 @@ struct History {
 struct Changes {
   SlotMask slots;
   uint8_t deltaCount = 0;
-  std::array<uint64_t, kPredictedDeltas> deltas{};
+  // Only the first deltaCount are set: zeroing all of them per record (a rep stos) took about
+  // 15 % of a record's time.
+  std::array<uint64_t, kPredictedDeltas> deltas;
 
   void add(unsigned slot, uint64_t delta) {
     slots.set(slot);
@@ -54,9 +59,13 @@ public:
   const StreamHeader &header() const { return header_; }
 
 protected:
-  const History *lookup(uint64_t pc) const;
+  // The table entry for records made at `pc`, and what it remembers of them, if anything.
+  History &entryFor(uint64_t pc) { return history_[historyIndex(pc, header_.historyBits)]; }
+  const History *known(const History &entry, uint64_t pc) const {
+    return entry.generation == generation_ && entry.pc == pc ? &entry : nullptr;
+  }
   // Remembers what the record made at `pcBefore` did. Slots must be added in ascending order.
-  void remember(uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
+  void remember(History &entry, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
                 std::span<const uint8_t> instruction);
   // The model's slots for an instruction, from the registers before it (before_), or none when
   // it cannot predict them.
@@ -67,9 +76,12 @@ protected:
   unsigned mainCount_;
   unsigned pc_;
   MemoryOperandModel *model_;
-  std::vector<uint64_t> state_;  // the last record's slots
-  std::vector<uint64_t> before_; // the state before a record with memory
-  bool inBlock_ = false;         // a keyframe has been made in the current block
+  // The first slots_ entries: the last record's slots, and the state before a record with
+  // memory. Arrays, not vectors: a byte written through a pointer may alias a vector's pointers,
+  // which the compiler would then reload.
+  std::array<uint64_t, kMaxSlots> state_{};
+  std::array<uint64_t, kMaxSlots> before_{};
+  bool inBlock_ = false; // a keyframe has been made in the current block
   uint64_t lastEscape_ = 0;
   std::vector<History> history_;
   uint32_t generation_ = 1;
@@ -83,17 +95,19 @@ public:
   // Appends `record` to the block payload `out`; throws std::invalid_argument (before writing
   // anything) when it does not fit the layout or the format's limits. `record.gap` is the
   // caller's business (it starts a new block).
-  void encode(const TraceRecord &record, std::vector<uint8_t> &out);
+  void encode(const TraceRecord &record, ByteBuffer &out);
 
 private:
-  void validate(const TraceRecord &record) const;
-  void encodeKeyframe(const TraceRecord &record, std::vector<uint8_t> &out);
-  void encodeDelta(const TraceRecord &record, std::vector<uint8_t> &out);
+  // Checks the record; the most bytes it can encode to.
+  size_t validate(const TraceRecord &record) const;
+  // Each writes at `out` and returns the end of what it wrote.
+  uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
+  uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
   SlotMask changedSlots(const TraceRecord &record) const;
-  void encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
-                    std::vector<uint8_t> &out);
-  void encodeEscape(const MemoryAccess &access, bool keyframe, std::vector<uint8_t> &out);
-  void encodeValue(std::span<const uint8_t> value, bool keyframe, std::vector<uint8_t> &out);
+  uint8_t *encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
+                        uint8_t *out);
+  uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
+  uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
 };
 
 class RecordDecoder : public CoderState {
@@ -115,9 +129,18 @@ private:
                                            uint64_t count);
   bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
                    std::vector<uint8_t> &value) const;
-  void setSlot(unsigned slot, uint64_t value);
+  void setSlot(unsigned slot, uint64_t value) {
+    state_[slot] = value;
+    if (slot < mainCount_) [[likely]]
+      record_.regs[slot] = value;
+    else
+      record_.ext[slot - mainCount_] = value;
+  }
+  // A cleared access for record_.memory, reusing the storage of an earlier record's.
+  MemoryAccess &addAccess();
 
-  TraceRecord record_; // mirrors state_ after every successful decode
+  TraceRecord record_;              // mirrors state_ after every successful decode
+  std::vector<MemoryAccess> spare_; // earlier records' accesses, kept for their storage
 };
 
 } // namespace strobe

@@ -2,6 +2,7 @@
 // byte, low group first) and zigzag, which keeps small negative deltas small.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -16,8 +17,19 @@ inline void putVarint(uint64_t value, std::vector<uint8_t> &out) {
   out.push_back(static_cast<uint8_t>(value));
 }
 
-// False when `in` ends inside the varint or the varint does not fit 64 bits.
-inline bool getVarint(std::span<const uint8_t> &in, uint64_t &value) {
+// Writes `value` at `out`, which has room for 10 bytes; returns the end of what it wrote. For
+// the codec's hot paths, which reserve room once per record instead of growing a vector per byte.
+inline uint8_t *writeVarint(uint64_t value, uint8_t *out) {
+  while (value >= 0x80) {
+    *out++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(value);
+  return out;
+}
+
+// getVarint beyond its one-byte case.
+inline bool getLongVarint(std::span<const uint8_t> &in, uint64_t &value) {
   value = 0;
   for (size_t i = 0; i < in.size() && i < 10; ++i) {
     const uint64_t bits = in[i] & 0x7f;
@@ -32,14 +44,19 @@ inline bool getVarint(std::span<const uint8_t> &in, uint64_t &value) {
   return false;
 }
 
+// False when `in` ends inside the varint or the varint does not fit 64 bits.
+inline bool getVarint(std::span<const uint8_t> &in, uint64_t &value) {
+  if (!in.empty() && in[0] < 0x80) [[likely]] {
+    value = in[0];
+    in = in.subspan(1);
+    return true;
+  }
+  return getLongVarint(in, value);
+}
+
 // Bytes putVarint writes for `value`.
 inline unsigned varintSize(uint64_t value) {
-  unsigned size = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++size;
-  }
-  return size;
+  return 1 + static_cast<unsigned>(std::bit_width(value | 1) - 1) / 7;
 }
 
 inline uint64_t zigzag(int64_t value) {
