@@ -1,14 +1,13 @@
 // A thin owner of a Capstone handle: decodes one instruction at a time for reports (annotate).
 #pragma once
 
+#include "isa/CapstoneHandle.h"
 #include "target/Isa.h"
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
-
-struct cs_insn;
 
 namespace strobe {
 
@@ -23,9 +22,6 @@ struct Instruction {
 class Disassembler {
 public:
   explicit Disassembler(Isa isa); // throws std::runtime_error when Capstone cannot open the ISA
-  ~Disassembler();
-  Disassembler(const Disassembler &) = delete;
-  Disassembler &operator=(const Disassembler &) = delete;
 
   // The instruction at the start of `bytes`, which sit at `address`; nullopt when the bytes do
   // not begin with a valid instruction (data, a truncated buffer).
@@ -33,8 +29,7 @@ public:
 
 private:
   Isa isa_;
-  size_t handle_ = 0; // csh
-  cs_insn *insn_ = nullptr;
+  CapstoneHandle capstone_;
 };
 
 } // namespace strobe

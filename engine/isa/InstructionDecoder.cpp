@@ -4,12 +4,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <stdexcept>
-#include <type_traits>
 
 namespace strobe {
-
-static_assert(std::is_same_v<csh, size_t>);
 
 namespace {
 // rcx in the x86-64 register table: the count of a rep string instruction.
@@ -46,39 +42,23 @@ uint64_t effectiveAddress(const MemoryOperand &op, const InstructionInfo &insn,
 }
 
 InstructionDecoder::InstructionDecoder(Isa isa, RepeatedStrings repeated)
-    : isa_(isa), repeated_(repeated), cache_(kCacheEntries) {
-  cs_arch arch = isa == Isa::X86_64 ? CS_ARCH_X86 : CS_ARCH_ARM64;
-  cs_mode mode = isa == Isa::X86_64 ? CS_MODE_64 : CS_MODE_ARM;
-  if (cs_err err = cs_open(arch, mode, &handle_); err != CS_ERR_OK)
-    throw std::runtime_error(fmt::format("capstone: {}", cs_strerror(err)));
-  cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
-  insn_ = cs_malloc(handle_);
-  if (!insn_) {
-    cs_close(&handle_);
-    throw std::runtime_error("capstone: cannot allocate an instruction");
-  }
-}
+    : isa_(isa), repeated_(repeated), cache_(kCacheEntries), capstone_(isa) {}
 
-InstructionDecoder::~InstructionDecoder() {
-  cs_free(insn_, 1);
-  cs_close(&handle_);
-}
+InstructionDecoder::~InstructionDecoder() = default;
 
 std::optional<InstructionInfo> InstructionDecoder::decodeUncached(std::span<const uint8_t> bytes,
                                                                   uint64_t pc) {
-  const uint8_t *code = bytes.data();
-  size_t size = bytes.size();
-  uint64_t at = pc;
-  if (!cs_disasm_iter(handle_, &code, &size, &at, insn_))
+  const cs_insn *insn = capstone_.decode(bytes, pc);
+  if (!insn)
     return isa_ == Isa::X86_64 ? describeX86VexGap(bytes, pc) : describeAArch64Gap(bytes, pc);
   InstructionInfo info;
   info.isa = isa_;
   info.address = pc;
-  info.length = insn_->size;
+  info.length = insn->size;
   if (isa_ == Isa::X86_64)
-    describeX86(*insn_, info);
+    describeX86(*insn, info);
   else
-    describeAArch64(*insn_, info);
+    describeAArch64(*insn, info);
   return info;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "codec/MemoryOperands.h"
+#include "isa/CapstoneHandle.h"
 #include "target/Isa.h"
 
 #include <array>
@@ -11,8 +12,6 @@
 #include <optional>
 #include <span>
 #include <vector>
-
-struct cs_insn;
 
 namespace strobe {
 
@@ -134,8 +133,7 @@ private:
   Isa isa_;
   RepeatedStrings repeated_;
   std::vector<CacheEntry> cache_;
-  size_t handle_ = 0; // csh
-  cs_insn *insn_ = nullptr;
+  CapstoneHandle capstone_;
 };
 
 } // namespace strobe
