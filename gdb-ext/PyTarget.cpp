@@ -1,11 +1,11 @@
 #include "PyTarget.h"
 
 #include "command/Session.h"
+#include "target/Location.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include <charconv>
 #include <stdexcept>
 
 namespace py = pybind11;
@@ -65,23 +65,6 @@ public:
 private:
   py::object handle_;
 };
-
-// `*ADDRESS` with a literal address (decimal or 0x hex); nullopt for anything else.
-std::optional<uint64_t> literalAddress(std::string_view location) {
-  if (location.empty() || location[0] != '*')
-    return std::nullopt;
-  std::string_view digits = location.substr(1);
-  int base = 10;
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    digits.remove_prefix(2);
-    base = 16;
-  }
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty())
-    return std::nullopt;
-  return value;
-}
 
 // FILE:LINE (or any linespec GDB must read); a bare name is a function's symbol.
 bool isFunctionName(std::string_view location) {

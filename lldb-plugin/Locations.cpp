@@ -1,5 +1,6 @@
 #include "Locations.h"
 
+#include "target/Location.h"
 #include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBlock.h>
 #include <lldb/API/SBCompileUnit.h>
@@ -12,7 +13,6 @@
 #include <lldb/API/SBSymbolContextList.h>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <map>
 #include <optional>
@@ -21,19 +21,6 @@
 
 namespace strobe::lldb_plugin {
 namespace {
-
-std::optional<uint64_t> number(std::string_view text) {
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    text.remove_prefix(2);
-    base = 16;
-  }
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size())
-    return std::nullopt;
-  return value;
-}
 
 std::string pathOf(const lldb::SBFileSpec &spec) {
   char buffer[PATH_MAX];
@@ -119,13 +106,14 @@ std::vector<uint64_t> resolveLocation(lldb::SBTarget target, std::string_view lo
   if (!target.IsValid() || location.empty())
     return result;
   if (location.front() == '*') {
-    if (std::optional<uint64_t> address = number(location.substr(1)))
+    if (std::optional<uint64_t> address = literalAddress(location))
       result.push_back(*address);
     return result;
   }
   size_t colon = location.rfind(':');
-  std::optional<uint64_t> line =
-      colon == location.npos || colon == 0 ? std::nullopt : number(location.substr(colon + 1));
+  std::optional<uint64_t> line = colon == location.npos || colon == 0
+                                     ? std::nullopt
+                                     : parseLocationNumber(location.substr(colon + 1));
   if (line && *line > 0 && *line <= UINT32_MAX)
     result = lineAddresses(target, location.substr(0, colon), static_cast<uint32_t>(*line));
   else
