@@ -4,6 +4,7 @@
 #include "report/ProfileReport.h"
 #include "report/Table.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace strobe {
@@ -55,19 +56,18 @@ Table traceTable(const Capture &capture, const LoopRebuild &rebuilt) {
                                      {"called from", "context", Table::Align::Left},
                                      {"address", "address", Table::Align::Left},
                                      {"disassembly", "disassembly", Table::Align::Left},
-                                     {"source", "source", Table::Align::Left}};
-  if (weighted) {
-    columns.push_back({"samples", "samples"});
+                                     {"source", "source", Table::Align::Left},
+                                     {"samples", "samples"}};
+  if (weighted)
     columns.push_back({"%", "share"});
-  }
   Table table(std::move(columns));
   uint64_t total = 0;
-  for (const WeightedElement &entry : rebuilt.trace.trace)
-    total += entry.weight;
+  for (const LoopStep &step : rebuilt.path)
+    total += step.samples;
   Disassembler disassembler(capture.header.isa);
   size_t index = 0;
-  for (const WeightedElement &entry : rebuilt.trace.trace) {
-    const Element &element = entry.element;
+  for (const LoopStep &step : rebuilt.path) {
+    const Element &element = step.element;
     std::string context = contextLabel(rebuilt, element);
     std::string text = disassemble(capture, disassembler, element.pc);
     std::string where = source(capture, element.pc);
@@ -77,15 +77,24 @@ Table traceTable(const Capture &capture, const LoopRebuild &rebuilt) {
         {context, context.empty() ? "null" : json::quote(context)},
         {fmt::format("{:#x}", element.pc), json::quote(fmt::format("{:#x}", element.pc))},
         {text, json::quote(text)},
-        {where, where.empty() ? "null" : json::quote(where)}};
+        {where, where.empty() ? "null" : json::quote(where)},
+        // "-": never sampled, filled in from the code.
+        {step.filled ? "-" : fmt::format("{}", step.samples),
+         json::number(uint64_t{step.samples})}};
     if (weighted) {
-      double share = total ? static_cast<double>(entry.weight) / static_cast<double>(total) : 0;
-      cells.push_back({fmt::format("{}", entry.weight), json::number(uint64_t{entry.weight})});
+      double share = total ? static_cast<double>(step.samples) / static_cast<double>(total) : 0;
       cells.push_back({percent(share), json::number(100 * share, 2)});
     }
-    table.add({std::move(cells), {}, {}});
+    json::Object extra;
+    extra.add("filled", step.filled ? "true" : "false");
+    table.add({std::move(cells), std::move(extra), {}});
   }
   return table;
+}
+
+size_t filledSteps(const LoopRebuild &rebuilt) {
+  return std::count_if(rebuilt.path.begin(), rebuilt.path.end(),
+                       [](const LoopStep &step) { return step.filled; });
 }
 
 std::string sequenceText(const LoopRebuild &rebuilt, const PartialSequence &sequence) {
@@ -138,6 +147,17 @@ std::string summaryText(const LoopRebuild &rebuilt) {
   if (d.coverage)
     out += fmt::format("coverage: {} of the loop's {} instructions were sampled\n",
                        percent(*d.coverage), rebuilt.loopInstructions.size());
+  out +=
+      fmt::format("path: {} instructions, {} of them never sampled and filled in from the code{}\n",
+                  rebuilt.path.size(), filledSteps(rebuilt),
+                  rebuilt.pathComplete ? ""
+                                       : "; the walk through the code stopped early (an "
+                                         "indirect jump or code the capture lacks): after "
+                                         "that, the merged samples' order");
+  if (rebuilt.offPathSamples > 0)
+    out +=
+        fmt::format("off the path: {} of {} samples fell on instructions the path does not run\n",
+                    rebuilt.offPathSamples, d.samples);
   out += fmt::format("mean likelihood per merge step: {:.2f} over {} steps\n", d.meanStepLikelihood,
                      d.mergeSteps);
   size_t contradicting = contradictingIterations(rebuilt);
@@ -186,6 +206,10 @@ json::Object summaryJson(const LoopRebuild &rebuilt) {
       .add("mode", json::quote(modeName(rebuilt.mode)))
       .add("loopInstructions", json::number(uint64_t{rebuilt.loopInstructions.size()}))
       .add("coverage", d.coverage ? json::number(*d.coverage, 4) : "null")
+      .add("pathInstructions", json::number(uint64_t{rebuilt.path.size()}))
+      .add("filledInstructions", json::number(uint64_t{filledSteps(rebuilt)}))
+      .add("pathComplete", rebuilt.pathComplete ? "true" : "false")
+      .add("offPathSamples", json::number(uint64_t{rebuilt.offPathSamples}))
       .add("mergeSteps", json::number(uint64_t{d.mergeSteps}))
       .add("meanStepLikelihood", json::number(d.meanStepLikelihood, 3))
       .add("contradictingIterations", json::number(uint64_t{contradictingIterations(rebuilt)}))
@@ -223,7 +247,7 @@ std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool 
     out += fmt::format("loop trace of {} ({} at {:#x}, {} instructions)\n", capture.loop->location,
                        capture.loop->wholeFunction ? "one call of the function" : "loop head",
                        capture.loop->head, rebuilt.loopInstructions.size());
-  if (rebuilt.trace.trace.empty())
+  if (rebuilt.path.empty())
     out += fmt::format("no complete iteration was sampled: {} samples of the thread, {} of them "
                        "outside the loop; run longer (--duration) or check that the loop runs\n",
                        rebuilt.threadSamples, rebuilt.outsideSamples);

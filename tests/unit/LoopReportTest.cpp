@@ -49,8 +49,7 @@ TEST(LoopReport, TimeModeShowsWeights) {
   EXPECT_NE(text.find("mode: time"), std::string::npos);
 }
 
-// Disabled until the varying path is detected (see LoopFromCaptureTest).
-TEST(LoopReport, DISABLED_VaryingPathWarnsOfLowConfidence) {
+TEST(LoopReport, VaryingPathWarnsOfLowConfidence) {
   std::vector<std::vector<uint64_t>> iterations;
   for (int i = 0; i < 80; ++i)
     iterations.push_back(i % 2 ? kSpecCallees

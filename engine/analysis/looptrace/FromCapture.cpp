@@ -1,6 +1,7 @@
 #include "analysis/looptrace/FromCapture.h"
 
 #include "analysis/looptrace/CaptureAnnotator.h"
+#include "analysis/looptrace/CapturePath.h"
 #include "analysis/looptrace/EditDistance.h"
 #include "analysis/looptrace/Split.h"
 
@@ -157,7 +158,9 @@ LoopVerification verify(const Capture &capture, const LoopRebuild &rebuilt,
   const LoopCaptureInfo &info = *capture.loop;
   LoopVerification verification;
   verification.truth = truthPcs(capture, truth, info.head, info.wholeFunction);
-  std::vector<uint64_t> reconstructed = tracePcs(rebuilt.trace.trace);
+  std::vector<uint64_t> reconstructed;
+  for (const LoopStep &step : rebuilt.path)
+    reconstructed.push_back(step.element.pc);
   verification.accuracy = traceAccuracy(reconstructed, verification.truth);
   std::unordered_set<uint64_t> sampled;
   for (const PartialSequence &sequence : rebuilt.iterations)
@@ -242,6 +245,7 @@ LoopRebuild rebuildLoop(const Capture &capture, const LoopRebuildOptions &option
     reconstruct.edges = &edges;
   reconstruct.loopInstructions = target.instructions;
   rebuilt.trace = reconstructLoopTrace(rebuilt.iterations, reconstruct);
+  walkRebuiltLoop(capture, annotator, options.context, rebuilt);
   rebuilt.functions = annotator.functions();
   if (truth)
     rebuilt.verification = verify(capture, rebuilt, *truth);

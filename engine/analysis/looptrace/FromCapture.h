@@ -28,16 +28,26 @@ struct LoopFunction {
   bool pseudo = false;
 };
 
+// One instruction of the rebuilt iteration, as the report prints it.
+struct LoopStep {
+  Element element;
+  uint32_t samples = 0; // that fell on it (under its call site); shared among its repeats
+  bool filled = false;  // never sampled: filled in from the code between sampled instructions
+};
+
 struct LoopVerification {
   std::vector<uint64_t> truth; // pcs of the single-stepped iteration
-  double accuracy = 0;         // 1 - normalised edit distance, reconstructed pcs vs truth
+  double accuracy = 0;         // 1 - normalised edit distance, the path's pcs vs truth
   double truthCoverage = 0;    // distinct truth pcs that some used sample fell on
 };
 
 struct LoopRebuild {
   LoopMode mode = LoopMode::Time;
-  LoopTrace trace;
-  std::vector<LoopFunction> functions;     // by Element::function
+  LoopTrace trace;                     // the merged samples (spec 000)
+  std::vector<LoopStep> path;          // that trace walked through the code: what the report prints
+  bool pathComplete = false;           // the walk reached the end of the iteration
+  size_t offPathSamples = 0;           // samples on instructions the path does not run
+  std::vector<LoopFunction> functions; // by Element::function
   std::vector<uint64_t> loopInstructions;  // the target's own instructions, ascending
   std::vector<PartialSequence> iterations; // what was reconstructed from
   LoopSplit split = LoopSplit::Marker;

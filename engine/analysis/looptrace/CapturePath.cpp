@@ -1,0 +1,196 @@
+#include "analysis/looptrace/CapturePath.h"
+
+#include "analysis/looptrace/PathWalk.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace strobe {
+namespace {
+
+// The call instruction that returns to `returnAddress`, in the captured code.
+const CfgInstruction *callBefore(CaptureAnnotator &annotator, uint64_t returnAddress) {
+  std::optional<uint64_t> start = annotator.codedFunctionAt(returnAddress - 1);
+  const ControlFlowGraph *cfg = start ? annotator.graph(*start) : nullptr;
+  if (!cfg)
+    return nullptr;
+  auto instructions = cfg->instructions();
+  auto after = std::upper_bound(
+      instructions.begin(), instructions.end(), returnAddress - 1,
+      [](uint64_t value, const CfgInstruction &insn) { return value < insn.address; });
+  if (after == instructions.begin())
+    return nullptr;
+  const CfgInstruction &call = *std::prev(after);
+  return call.address + call.length == returnAddress ? &call : nullptr;
+}
+
+using ContextKey = std::pair<uint32_t, uint32_t>; // (function id, ordinal) of a call site
+
+// What the loop thread's stacks tell about calls: the address of each call site an element may
+// name, and the function each indirect call site was seen calling most.
+struct CallEvidence {
+  std::map<ContextKey, uint64_t> callSites;
+  std::map<uint64_t, uint64_t> indirectCallees;
+};
+
+CallEvidence callEvidence(const Capture &capture, CaptureAnnotator &annotator) {
+  CallEvidence evidence;
+  std::map<uint64_t, std::map<uint64_t, size_t>> seen; // call site -> callee entry -> times
+  for (const Sample &sample : capture.samples) {
+    if (sample.tid != capture.loop->tid)
+      continue;
+    for (size_t j = 0; j + 1 < sample.stack.size(); ++j) {
+      const CfgInstruction *call = callBefore(annotator, sample.stack[j + 1]);
+      if (!call)
+        break; // the frames above belong to code strobe has not got
+      if (j == 0) {
+        Place site = annotator.place(call->address);
+        evidence.callSites.emplace(ContextKey{site.function, site.ordinal}, call->address);
+      }
+      uint64_t inCallee = j == 0 ? sample.stack[0] : sample.stack[j] - 1;
+      if (call->kind == BranchKind::IndirectCall)
+        if (std::optional<uint64_t> callee = annotator.codedFunctionAt(inCallee))
+          ++seen[call->address][*callee];
+    }
+  }
+  for (const auto &[site, callees] : seen)
+    evidence.indirectCallees[site] =
+        std::max_element(callees.begin(), callees.end(), [](const auto &a, const auto &b) {
+          return a.second < b.second;
+        })->first;
+  return evidence;
+}
+
+PathPoint pointOf(const Element &element, const CallEvidence &evidence) {
+  PathPoint point{element.pc, std::nullopt};
+  if (element.context) {
+    auto site = evidence.callSites.find({element.context->function, element.context->ordinal});
+    if (site != evidence.callSites.end())
+      point.callSite = site->second;
+  }
+  return point;
+}
+
+// An element as the path's step at `point` is annotated.
+Element elementAt(CaptureAnnotator &annotator, const PathPoint &point, bool context) {
+  Place at = annotator.place(point.pc);
+  Element element{point.pc, at.function, at.ordinal, at.block, at.blockOffset, {}};
+  if (context && point.callSite) {
+    Place call = annotator.place(*point.callSite);
+    element.context = CallingContext{call.function, call.ordinal};
+  }
+  return element;
+}
+
+// A sample (as split into iterations) falls on a step when the pc and, if it names one, the call
+// site agree.
+bool fallsOn(const Element &sample, const Element &step) {
+  return sample.pc == step.pc && (!sample.context || sample.context == step.context);
+}
+
+using SequenceKey = std::vector<std::tuple<uint64_t, bool, uint32_t, uint32_t>>;
+
+SequenceKey keyOf(const PartialSequence &sequence) {
+  SequenceKey key;
+  for (const Element &e : sequence)
+    key.emplace_back(e.pc, e.context.has_value(), e.context ? e.context->function : 0,
+                     e.context ? e.context->ordinal : 0);
+  return key;
+}
+
+} // namespace
+
+void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, bool context,
+                     LoopRebuild &rebuilt) {
+  rebuilt.path.clear();
+  if (rebuilt.trace.trace.empty())
+    return; // nothing sampled: no evidence the loop ran at all
+  const LoopCaptureInfo &info = *capture.loop;
+  CallEvidence evidence = callEvidence(capture, annotator);
+  PathWalkRequest request;
+  request.start = info.head;
+  request.wholeFunction = info.wholeFunction;
+  request.loopAddresses = rebuilt.loopInstructions;
+  request.indirectCallees = evidence.indirectCallees;
+  std::vector<PathPoint> points;
+  for (const WeightedElement &entry : rebuilt.trace.trace)
+    points.push_back(pointOf(entry.element, evidence));
+  GraphLookup graphs = [&annotator](uint64_t address) -> const ControlFlowGraph * {
+    std::optional<uint64_t> start = annotator.codedFunctionAt(address);
+    return start ? annotator.graph(*start) : nullptr;
+  };
+  WalkedPath walked = walkPath(request, points, graphs);
+
+  // Calls into code the capture lacks (a library through its PLT, a function never sampled) were
+  // stepped over: what was sampled under them goes right after the call, in address order.
+  std::map<uint64_t, std::set<uint64_t>> uncodedUnder; // call site -> sampled pcs
+  for (const PartialSequence &sequence : rebuilt.iterations)
+    for (const Element &element : sequence)
+      if (PathPoint point = pointOf(element, evidence);
+          point.callSite && !annotator.codedFunctionAt(point.pc))
+        uncodedUnder[*point.callSite].insert(point.pc);
+  for (size_t i = 0; i < walked.steps.size(); ++i) {
+    const PathPoint &step = walked.steps[i];
+    rebuilt.path.push_back({elementAt(annotator, step, context), 0, false});
+    auto under = uncodedUnder.find(step.pc);
+    bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
+    if (under != uncodedUnder.end() && !entered)
+      for (uint64_t pc : under->second)
+        rebuilt.path.push_back({elementAt(annotator, {pc, step.pc}, context), 0, false});
+  }
+  rebuilt.pathComplete = walked.complete;
+  if (!walked.complete) {
+    // Past where the walk stopped (code strobe lacks, an indirect jump), the merge's order is all
+    // there is.
+    size_t matched = 0;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (!std::binary_search(walked.unreachedPoints.begin(), walked.unreachedPoints.end(), i))
+        matched = i + 1;
+    for (size_t i = matched; i < points.size(); ++i)
+      rebuilt.path.push_back({rebuilt.trace.trace[i].element, 0, false});
+  }
+
+  // Each sample goes to the steps it falls on, shared evenly among them; a sample with none is off
+  // the path, and so is its partial sequence.
+  std::map<SequenceKey, size_t> contradicting; // -> index in diagnostics.contradictions
+  std::vector<Contradiction> &contradictions = rebuilt.trace.diagnostics.contradictions;
+  std::vector<bool> listed(rebuilt.iterations.size(), false);
+  for (const Contradiction &c : contradictions)
+    for (size_t i : c.iterations)
+      listed[i] = true;
+  std::unordered_map<uint64_t, std::vector<size_t>> stepsAt; // pc -> its steps
+  for (size_t s = 0; s < rebuilt.path.size(); ++s)
+    stepsAt[rebuilt.path[s].element.pc].push_back(s);
+  std::vector<double> shares(rebuilt.path.size(), 0);
+  rebuilt.offPathSamples = 0;
+  for (size_t i = 0; i < rebuilt.iterations.size(); ++i) {
+    size_t off = 0;
+    for (const Element &sample : rebuilt.iterations[i]) {
+      std::vector<size_t> on;
+      if (auto steps = stepsAt.find(sample.pc); steps != stepsAt.end())
+        for (size_t s : steps->second)
+          if (fallsOn(sample, rebuilt.path[s].element))
+            on.push_back(s);
+      for (size_t s : on)
+        shares[s] += 1.0 / static_cast<double>(on.size());
+      off += on.empty();
+    }
+    rebuilt.offPathSamples += off;
+    if (off == 0 || listed[i])
+      continue;
+    auto [at, added] = contradicting.emplace(keyOf(rebuilt.iterations[i]), contradictions.size());
+    if (added)
+      contradictions.push_back({{}, 0});
+    contradictions[at->second].iterations.push_back(i);
+    contradictions[at->second].misplacedSamples += off;
+  }
+  for (size_t s = 0; s < rebuilt.path.size(); ++s) {
+    rebuilt.path[s].samples = static_cast<uint32_t>(shares[s] + 0.5);
+    rebuilt.path[s].filled = shares[s] == 0;
+  }
+}
+
+} // namespace strobe
