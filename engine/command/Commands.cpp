@@ -118,9 +118,10 @@ std::vector<SubcommandSpec> build() {
         {"split",
          's',
          "HOW",
-         "iterations from: marker (a breakpoint at the loop head), expr:EXPR (a "
-         "register or variable read at each sample), count:T (every T samples); "
-         "default marker",
+         "iterations from: auto (default: marker, or one partial sequence per sample "
+         "when iterations are shorter than the sampling period), marker (a breakpoint "
+         "at the loop head), expr:EXPR (a register or variable read at each sample), "
+         "count:T (every T samples)",
          {}},
         {"iterations", 'i', "N", "capture until N iterations were sampled", {}},
         {"duration", 'd', "TIME", "capture for this long (default 2s)", {}},
@@ -129,8 +130,9 @@ std::vector<SubcommandSpec> build() {
         {"annotation",
          0,
          "KIND",
-         "what a sample is annotated with: context adds the call site and basic blocks "
-         "(default), pure is the spec's function + ordinal",
+         "context (default): samples carry their call site, and the merged trace is "
+         "walked through the code, which fills in the instructions no sample saw; "
+         "pure: the spec's function + ordinal and its merge alone",
          {"context", "pure"}},
         {"verify", 0, "", "single-step one iteration and print the accuracy", {}},
         {"json", 0, "", "JSON instead of a listing", {}}}});

@@ -173,9 +173,10 @@ std::string summaryText(const LoopRebuild &rebuilt) {
   }
   if (rebuilt.verification)
     out += fmt::format("accuracy: {} against a single-stepped iteration of {} instructions "
-                       "(the samples covered {} of them)\n",
+                       "(the samples covered {} of them; the merged samples alone: {})\n",
                        percent(rebuilt.verification->accuracy), rebuilt.verification->truth.size(),
-                       percent(rebuilt.verification->truthCoverage));
+                       percent(rebuilt.verification->truthCoverage),
+                       percent(rebuilt.verification->mergedAccuracy));
   return out;
 }
 
@@ -208,6 +209,7 @@ json::Object summaryJson(const LoopRebuild &rebuilt) {
       .add("coverage", d.coverage ? json::number(*d.coverage, 4) : "null")
       .add("pathInstructions", json::number(uint64_t{rebuilt.path.size()}))
       .add("filledInstructions", json::number(uint64_t{filledSteps(rebuilt)}))
+      .add("walked", rebuilt.walked ? "true" : "false")
       .add("pathComplete", rebuilt.pathComplete ? "true" : "false")
       .add("offPathSamples", json::number(uint64_t{rebuilt.offPathSamples}))
       .add("mergeSteps", json::number(uint64_t{d.mergeSteps}))
@@ -218,7 +220,8 @@ json::Object summaryJson(const LoopRebuild &rebuilt) {
   if (rebuilt.verification)
     summary.add("accuracy", json::number(rebuilt.verification->accuracy, 4))
         .add("truthInstructions", json::number(uint64_t{rebuilt.verification->truth.size()}))
-        .add("truthCoverage", json::number(rebuilt.verification->truthCoverage, 4));
+        .add("truthCoverage", json::number(rebuilt.verification->truthCoverage, 4))
+        .add("mergedAccuracy", json::number(rebuilt.verification->mergedAccuracy, 4));
   return summary;
 }
 

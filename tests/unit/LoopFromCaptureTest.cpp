@@ -78,15 +78,18 @@ TEST(LoopFromCapture, OneSamplePerIterationIsOrderedByTheCode) {
   LoopRebuild pure = rebuildLoop(capture, {LoopMode::Count, false}, &truth);
   ASSERT_TRUE(context.verification && pure.verification);
   // Singletons carry no order: the merge alone gets 0.82 of it right with the call sites and less
-  // without them (the three func_B calls are then one function); the walk through the code
-  // orders them exactly either way.
+  // without them (the three func_B calls are then one function). The walk through the code, part
+  // of the context annotation, orders them exactly; the pure form is the merge alone.
   std::vector<uint64_t> pcs = truePcs(kSpecCallees);
   double mergedContext = traceAccuracy(tracePcs(context.trace.trace), pcs);
   double mergedPure = traceAccuracy(tracePcs(pure.trace.trace), pcs);
   EXPECT_GE(mergedContext, 0.8);
   EXPECT_GT(mergedContext, mergedPure + 0.1);
+  EXPECT_DOUBLE_EQ(context.verification->mergedAccuracy, mergedContext);
   EXPECT_DOUBLE_EQ(context.verification->accuracy, 1.0);
-  EXPECT_DOUBLE_EQ(pure.verification->accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(pure.verification->accuracy, mergedPure);
+  EXPECT_FALSE(pure.walked);
+  EXPECT_TRUE(context.walked);
   EXPECT_TRUE(context.pathComplete);
   EXPECT_EQ(context.offPathSamples, 0u);
 }

@@ -75,10 +75,10 @@ PathPoint pointOf(const Element &element, const CallEvidence &evidence) {
 }
 
 // An element as the path's step at `point` is annotated.
-Element elementAt(CaptureAnnotator &annotator, const PathPoint &point, bool context) {
+Element elementAt(CaptureAnnotator &annotator, const PathPoint &point) {
   Place at = annotator.place(point.pc);
   Element element{point.pc, at.function, at.ordinal, at.block, at.blockOffset, {}};
-  if (context && point.callSite) {
+  if (point.callSite) {
     Place call = annotator.place(*point.callSite);
     element.context = CallingContext{call.function, call.ordinal};
   }
@@ -103,11 +103,11 @@ SequenceKey keyOf(const PartialSequence &sequence) {
 
 } // namespace
 
-void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, bool context,
-                     LoopRebuild &rebuilt) {
+void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRebuild &rebuilt) {
   rebuilt.path.clear();
   if (rebuilt.trace.trace.empty())
     return; // nothing sampled: no evidence the loop ran at all
+  rebuilt.walked = true;
   const LoopCaptureInfo &info = *capture.loop;
   CallEvidence evidence = callEvidence(capture, annotator);
   PathWalkRequest request;
@@ -134,12 +134,12 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, bool c
         uncodedUnder[*point.callSite].insert(point.pc);
   for (size_t i = 0; i < walked.steps.size(); ++i) {
     const PathPoint &step = walked.steps[i];
-    rebuilt.path.push_back({elementAt(annotator, step, context), 0, false});
+    rebuilt.path.push_back({elementAt(annotator, step), 0, false});
     auto under = uncodedUnder.find(step.pc);
     bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
     if (under != uncodedUnder.end() && !entered)
       for (uint64_t pc : under->second)
-        rebuilt.path.push_back({elementAt(annotator, {pc, step.pc}, context), 0, false});
+        rebuilt.path.push_back({elementAt(annotator, {pc, step.pc}), 0, false});
   }
   rebuilt.pathComplete = walked.complete;
   if (!walked.complete) {

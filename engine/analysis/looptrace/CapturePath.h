@@ -8,10 +8,9 @@
 
 namespace strobe {
 
-// Fills rebuilt.path, pathComplete and offPathSamples from rebuilt.trace and rebuilt.iterations,
-// and adds the partial sequences with samples off the path to the contradictions. `context`: the
-// elements carry their call sites (--annotation context).
-void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, bool context,
-                     LoopRebuild &rebuilt);
+// Fills rebuilt.path, walked, pathComplete and offPathSamples from rebuilt.trace and
+// rebuilt.iterations (elements with call sites), and adds the partial sequences with samples off
+// the path to the contradictions.
+void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRebuild &rebuilt);
 
 } // namespace strobe

@@ -162,6 +162,7 @@ LoopVerification verify(const Capture &capture, const LoopRebuild &rebuilt,
   for (const LoopStep &step : rebuilt.path)
     reconstructed.push_back(step.element.pc);
   verification.accuracy = traceAccuracy(reconstructed, verification.truth);
+  verification.mergedAccuracy = traceAccuracy(tracePcs(rebuilt.trace.trace), verification.truth);
   std::unordered_set<uint64_t> sampled;
   for (const PartialSequence &sequence : rebuilt.iterations)
     for (const Element &element : sequence)
@@ -245,7 +246,11 @@ LoopRebuild rebuildLoop(const Capture &capture, const LoopRebuildOptions &option
     reconstruct.edges = &edges;
   reconstruct.loopInstructions = target.instructions;
   rebuilt.trace = reconstructLoopTrace(rebuilt.iterations, reconstruct);
-  walkRebuiltLoop(capture, annotator, options.context, rebuilt);
+  if (options.context)
+    walkRebuiltLoop(capture, annotator, rebuilt);
+  else
+    for (const WeightedElement &entry : rebuilt.trace.trace)
+      rebuilt.path.push_back({entry.element, entry.weight, false});
   rebuilt.functions = annotator.functions();
   if (truth)
     rebuilt.verification = verify(capture, rebuilt, *truth);

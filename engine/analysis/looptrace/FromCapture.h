@@ -18,7 +18,9 @@ enum class LoopMode { Time, Count, BasicBlock }; // --mode time|count|bb
 
 struct LoopRebuildOptions {
   LoopMode mode = LoopMode::Time;
-  bool context = true; // --annotation context; false is the spec's pure function + ordinal
+  // --annotation context: call sites, and the merged trace walked through the code (CapturePath.h);
+  // false is the spec's pure function + ordinal, and its merge is the result.
+  bool context = true;
 };
 
 // A function as the annotation numbers it.
@@ -38,16 +40,18 @@ struct LoopStep {
 struct LoopVerification {
   std::vector<uint64_t> truth; // pcs of the single-stepped iteration
   double accuracy = 0;         // 1 - normalised edit distance, the path's pcs vs truth
+  double mergedAccuracy = 0;   // the same for the merged trace alone, before any walk
   double truthCoverage = 0;    // distinct truth pcs that some used sample fell on
 };
 
 struct LoopRebuild {
   LoopMode mode = LoopMode::Time;
-  LoopTrace trace;                     // the merged samples (spec 000)
-  std::vector<LoopStep> path;          // that trace walked through the code: what the report prints
-  bool pathComplete = false;           // the walk reached the end of the iteration
-  size_t offPathSamples = 0;           // samples on instructions the path does not run
-  std::vector<LoopFunction> functions; // by Element::function
+  LoopTrace trace;            // the merged samples (spec 000)
+  std::vector<LoopStep> path; // that trace walked through the code: what the report prints
+  bool walked = false;        // false: the path is the merged trace as it is (pure annotation)
+  bool pathComplete = false;  // the walk reached the end of the iteration
+  size_t offPathSamples = 0;  // samples on instructions the path does not run
+  std::vector<LoopFunction> functions;     // by Element::function
   std::vector<uint64_t> loopInstructions;  // the target's own instructions, ascending
   std::vector<PartialSequence> iterations; // what was reconstructed from
   LoopSplit split = LoopSplit::Marker;
