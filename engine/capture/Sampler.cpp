@@ -1,6 +1,6 @@
 #include "capture/Sampler.h"
 
-#include "isa/Disassembler.h"
+#include "capture/FunctionCode.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -9,8 +9,6 @@
 namespace strobe {
 namespace {
 
-// Functions larger than this are not copied for annotation (huge generated code).
-constexpr uint64_t kMaxCodeBytes = 64 * 1024;
 // CPU time a thread must have used since its previous sample to count as on-CPU.
 constexpr uint64_t kRanThresholdNs = 30'000;
 
@@ -68,30 +66,8 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
 }
 
 void Sampler::symbolizePending() {
-  names_.symbolizePending([this](const SymbolInfo &symbol) { captureFunctionCode(symbol); });
-}
-
-void Sampler::captureFunctionCode(const SymbolInfo &symbol) {
-  if (symbol.start == 0 || symbol.size == 0 || symbol.size > kMaxCodeBytes ||
-      capture_.code.count(symbol.start))
-    return;
-  std::vector<uint8_t> bytes = target_.readMemory(symbol.start, symbol.size);
-  if (bytes.size() != symbol.size)
-    return;
-  Disassembler disassembler(capture_.header.isa);
-  for (uint64_t offset = 0; offset < bytes.size();) {
-    uint64_t address = symbol.start + offset;
-    std::optional<Instruction> insn =
-        disassembler.decode(std::span<const uint8_t>(bytes).subspan(offset), address);
-    if (!insn)
-      break;
-    if (!capture_.instructionLines.count(address)) {
-      SymbolInfo line = target_.symbolize(address);
-      capture_.instructionLines.emplace(address, SymbolInfo{{}, 0, 0, line.file, line.line, {}});
-    }
-    offset += insn->length;
-  }
-  capture_.code.emplace(symbol.start, std::move(bytes));
+  names_.symbolizePending(
+      [this](const SymbolInfo &symbol) { captureFunctionCode(target_, capture_, symbol); });
 }
 
 } // namespace strobe

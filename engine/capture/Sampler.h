@@ -24,7 +24,6 @@ public:
 
 private:
   bool onCpu(uint64_t tid, bool inSyscall);
-  void captureFunctionCode(const SymbolInfo &symbol);
 
   Target &target_;
   Capture &capture_;

@@ -60,7 +60,12 @@ public:
         stay(*insn->target, from.calls);
       break;
     case BranchKind::IndirectJump:
-      break; // where to is in data: the path stops here
+      // Where to is in data. In a callee it is most often a tail call (a PLT stub into a
+      // library), which comes back to the caller: go there. In the loop's own frame (a switch)
+      // the path stops.
+      if (!from.calls.empty())
+        returnToCaller(from, stay);
+      break;
     case BranchKind::Call:
     case BranchKind::IndirectCall: {
       std::optional<uint64_t> callee = insn->target;
@@ -79,12 +84,10 @@ public:
       break;
     }
     case BranchKind::Return:
-      if (from.calls.empty()) {
+      if (from.calls.empty())
         ends = request_.wholeFunction;
-      } else if (const CfgInstruction *call = instructionAt(from.calls.back())) {
-        std::vector<uint64_t> calls(from.calls.begin(), from.calls.end() - 1);
-        stay(call->address + call->length, std::move(calls));
-      }
+      else
+        returnToCaller(from, stay);
       break;
     }
     return next;
@@ -117,6 +120,13 @@ public:
   }
 
 private:
+  template <typename Stay> void returnToCaller(const State &from, Stay &stay) const {
+    if (const CfgInstruction *call = instructionAt(from.calls.back())) {
+      std::vector<uint64_t> calls(from.calls.begin(), from.calls.end() - 1);
+      stay(call->address + call->length, std::move(calls));
+    }
+  }
+
   template <typename Node>
   static std::vector<State> pathTo(const std::vector<Node> &nodes, size_t i) {
     std::vector<State> path;

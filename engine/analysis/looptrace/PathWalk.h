@@ -9,7 +9,9 @@
 // the shortest way to the next sampled instruction of the reconstructed trace, in its order, and
 // the callee that samples under an indirect call site ran in. Instructions the samples never saw
 // are filled in; sampled instructions the path cannot reach in order are left out of it (their
-// samples fall off the path, which is how a path that changes between iterations shows).
+// samples fall off the path, which is how a path that changes between iterations shows). Calls
+// into code without a graph are stepped over, and an indirect jump in a callee (a PLT stub's tail
+// call into a library) returns to its caller; one in the loop's own frame ends the walk.
 #pragma once
 
 #include "isa/ControlFlow.h"
