@@ -32,6 +32,7 @@ bool captureFunctionCode(Target &target, Capture &capture, const SymbolInfo &fun
     offset += insn->length;
   }
   capture.code.emplace(function.start, std::move(bytes));
+  capture.symbols.emplace(function.start, function); // named even if no sample falls in it
   return true;
 }
 

@@ -32,6 +32,9 @@ struct LoopCaptureInfo {
   uint64_t countT = 0;                         // LoopSplit::Count
   std::vector<MarkerHit> markerHits;           // LoopSplit::Marker, in time order
   std::map<size_t, uint64_t> expressionValues; // sample index -> the expression's value there
+  // CPU time the loop's thread got during the capture (0: unknown, not on this host): beside the
+  // capture's duration, how much the stops slowed a CPU-bound loop down.
+  uint64_t threadCpuNs = 0;
 };
 
 } // namespace strobe

@@ -1,20 +1,16 @@
 #include "capture/Sampler.h"
 
 #include "capture/FunctionCode.h"
+#include "capture/ThreadCpu.h"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
 
 namespace strobe {
 namespace {
 
 // CPU time a thread must have used since its previous sample to count as on-CPU.
 constexpr uint64_t kRanThresholdNs = 30'000;
-
-std::string procPath(int pid, uint64_t tid, const char *file) {
-  return fmt::format("/proc/{}/task/{}/{}", pid, tid, file);
-}
 
 } // namespace
 
@@ -51,17 +47,16 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   // is taken as off-CPU.
   if (!hostProcess_)
     return !inSyscall;
-  std::ifstream in(procPath(capture_.header.pid, tid, "schedstat"));
-  uint64_t ns = 0;
-  if (!(in >> ns))
+  std::optional<uint64_t> ns = threadCpuNs(capture_.header.pid, tid);
+  if (!ns)
     return !inSyscall;
-  auto [it, first] = cpuNs_.try_emplace(tid, ns);
+  auto [it, first] = cpuNs_.try_emplace(tid, *ns);
   if (first)
     return !inSyscall;
   // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
   // stops and resumes each one), so only more than that counts as having run.
-  bool ran = ns - it->second > kRanThresholdNs;
-  it->second = ns;
+  bool ran = *ns - it->second > kRanThresholdNs;
+  it->second = *ns;
   return ran;
 }
 

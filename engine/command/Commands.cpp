@@ -119,7 +119,7 @@ std::vector<SubcommandSpec> build() {
          's',
          "HOW",
          "iterations from: auto (default: marker, or one partial sequence per sample "
-         "when iterations are shorter than the sampling period), marker (a breakpoint "
+         "when iterations are shorter than 4 sampling periods), marker (a breakpoint "
          "at the loop head), expr:EXPR (a register or variable read at each sample), "
          "count:T (every T samples)",
          {}},

@@ -193,6 +193,7 @@ private:
     info.split = static_cast<LoopSplit>(loop.split());
     info.expression = loop.expression();
     info.countT = loop.count_t();
+    info.threadCpuNs = loop.thread_cpu_ns();
     for (int i = 0; i < loop.marker_tids_size(); ++i)
       info.markerHits.push_back({loop.marker_tids(i), loop.marker_times_ns(i)});
     for (const auto &[index, value] : loop.expression_values())

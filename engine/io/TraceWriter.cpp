@@ -316,6 +316,7 @@ void TraceWriter::writeEnd(const Capture &capture) {
     out.set_split(static_cast<uint32_t>(info.split));
     out.set_expression(info.expression);
     out.set_count_t(info.countT);
+    out.set_thread_cpu_ns(info.threadCpuNs);
     for (const MarkerHit &hit : info.markerHits) {
       out.add_marker_tids(hit.tid);
       out.add_marker_times_ns(hit.timeNs);

@@ -131,7 +131,27 @@ std::string modeName(LoopMode mode) {
   return mode == LoopMode::Time ? "time" : mode == LoopMode::Count ? "count" : "bb";
 }
 
-std::string summaryText(const LoopRebuild &rebuilt) {
+// The inferior's thread runs between strobe's stops: the share of the capture it spent on a CPU
+// is how fast a CPU-bound loop ran, against 100 % with no debugger.
+std::optional<double> cpuShare(const Capture &capture) {
+  if (!capture.loop || capture.loop->threadCpuNs == 0 || capture.durationNs == 0)
+    return std::nullopt;
+  return std::min(1.0, static_cast<double>(capture.loop->threadCpuNs) /
+                           static_cast<double>(capture.durationNs));
+}
+
+std::string costText(const Capture &capture) {
+  size_t markerStops = capture.loop ? capture.loop->markerHits.size() : 0;
+  std::string out = fmt::format("stops: {} to sample, {} at the marker, in {}", capture.stops,
+                                markerStops, formatDuration(capture.durationNs));
+  if (std::optional<double> share = cpuShare(capture))
+    out += fmt::format("; the loop's thread ran {} of that time: a CPU-bound loop ran {} slower "
+                       "than without strobe",
+                       percent(*share), percent(1 - *share));
+  return out + "\n";
+}
+
+std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
   const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
   std::string out;
   out += fmt::format("iterations: {} partial sequences ({} distinct) from {} samples in the loop",
@@ -147,13 +167,16 @@ std::string summaryText(const LoopRebuild &rebuilt) {
   if (d.coverage)
     out += fmt::format("coverage: {} of the loop's {} instructions were sampled\n",
                        percent(*d.coverage), rebuilt.loopInstructions.size());
-  out +=
-      fmt::format("path: {} instructions, {} of them never sampled and filled in from the code{}\n",
-                  rebuilt.path.size(), filledSteps(rebuilt),
-                  rebuilt.pathComplete ? ""
-                                       : "; the walk through the code stopped early (an "
-                                         "indirect jump or code the capture lacks): after "
-                                         "that, the merged samples' order");
+  if (!rebuilt.path.empty() && !rebuilt.walked)
+    out += "path: the merged samples as they are (--annotation pure: not walked through the "
+           "code)\n";
+  else if (rebuilt.walked)
+    out += fmt::format(
+        "path: {} instructions, {} of them never sampled and filled in from the code{}\n",
+        rebuilt.path.size(), filledSteps(rebuilt),
+        rebuilt.pathComplete ? ""
+                             : "; the walk through the code stopped early (an indirect jump or "
+                               "code the capture lacks): after that, the merged samples' order");
   if (rebuilt.offPathSamples > 0)
     out +=
         fmt::format("off the path: {} of {} samples fell on instructions the path does not run\n",
@@ -171,6 +194,7 @@ std::string summaryText(const LoopRebuild &rebuilt) {
     size_t iteration = d.contradictions[i].iterations.front();
     out += fmt::format("  e.g. {}\n", sequenceText(rebuilt, rebuilt.iterations[iteration]));
   }
+  out += costText(capture);
   if (rebuilt.verification)
     out += fmt::format("accuracy: {} against a single-stepped iteration of {} instructions "
                        "(the samples covered {} of them; the merged samples alone: {})\n",
@@ -180,7 +204,7 @@ std::string summaryText(const LoopRebuild &rebuilt) {
   return out;
 }
 
-json::Object summaryJson(const LoopRebuild &rebuilt) {
+json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
   const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
   std::vector<std::string> contradictions;
   for (const Contradiction &c : d.contradictions) {
@@ -216,7 +240,12 @@ json::Object summaryJson(const LoopRebuild &rebuilt) {
       .add("meanStepLikelihood", json::number(d.meanStepLikelihood, 3))
       .add("contradictingIterations", json::number(uint64_t{contradictingIterations(rebuilt)}))
       .add("lowConfidence", lowConfidence(rebuilt) ? "true" : "false")
-      .add("contradictions", json::array(contradictions));
+      .add("contradictions", json::array(contradictions))
+      .add("sampleStops", json::number(capture.stops))
+      .add("markerStops",
+           json::number(uint64_t{capture.loop ? capture.loop->markerHits.size() : 0}))
+      .add("durationNs", json::number(capture.durationNs))
+      .add("threadCpuShare", cpuShare(capture) ? json::number(*cpuShare(capture), 4) : "null");
   if (rebuilt.verification)
     summary.add("accuracy", json::number(rebuilt.verification->accuracy, 4))
         .add("truthInstructions", json::number(uint64_t{rebuilt.verification->truth.size()}))
@@ -242,7 +271,7 @@ std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool 
           .add("head", json::quote(fmt::format("{:#x}", capture.loop->head)))
           .add("wholeFunction", capture.loop->wholeFunction ? "true" : "false");
     table.addJson(doc);
-    doc.add("summary", summaryJson(rebuilt).str());
+    doc.add("summary", summaryJson(capture, rebuilt).str());
     return doc.str() + "\n";
   }
   std::string out;
@@ -256,7 +285,7 @@ std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool 
                        rebuilt.threadSamples, rebuilt.outsideSamples);
   else
     out += table.text();
-  out += summaryText(rebuilt);
+  out += summaryText(capture, rebuilt);
   return out;
 }
 

@@ -23,4 +23,11 @@ std::optional<uint64_t> literalAddress(std::string_view location) {
   return parseLocationNumber(location.substr(1));
 }
 
+bool namesFunction(std::string_view location) {
+  if (location.empty() || location[0] == '*')
+    return false;
+  size_t colon = location.rfind(':');
+  return colon == std::string_view::npos || !parseLocationNumber(location.substr(colon + 1));
+}
+
 } // namespace strobe

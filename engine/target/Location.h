@@ -12,5 +12,7 @@ namespace strobe {
 std::optional<uint64_t> parseLocationNumber(std::string_view text);
 // `*ADDRESS` with a literal address (decimal or 0x hex); nullopt for anything else.
 std::optional<uint64_t> literalAddress(std::string_view location);
+// Whether a location names a function rather than a line (FILE:LINE) or an address (*ADDRESS).
+bool namesFunction(std::string_view location);
 
 } // namespace strobe

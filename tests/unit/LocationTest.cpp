@@ -21,3 +21,11 @@ TEST(Location, LineNumbersAreWholeNumbers) {
   EXPECT_EQ(parseLocationNumber("14a"), std::nullopt);
   EXPECT_EQ(parseLocationNumber("-1"), std::nullopt);
 }
+
+TEST(Location, AFunctionIsNeitherALineNorAnAddress) {
+  EXPECT_TRUE(namesFunction("func_M"));
+  EXPECT_TRUE(namesFunction("ns::Class::method")); // C++ scopes are not FILE:LINE
+  EXPECT_FALSE(namesFunction("funcm.c:34"));
+  EXPECT_FALSE(namesFunction("*0x401000"));
+  EXPECT_FALSE(namesFunction(""));
+}

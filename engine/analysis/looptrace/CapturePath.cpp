@@ -91,13 +91,20 @@ bool fallsOn(const Element &sample, const Element &step) {
   return sample.pc == step.pc && (!sample.context || sample.context == step.context);
 }
 
-using SequenceKey = std::vector<std::tuple<uint64_t, bool, uint32_t, uint32_t>>;
+// An element's instruction and call site, as an ordered key.
+using PlaceKey = std::tuple<uint64_t, bool, uint32_t, uint32_t>;
+
+PlaceKey placeKey(const Element &e) {
+  return {e.pc, e.context.has_value(), e.context ? e.context->function : 0,
+          e.context ? e.context->ordinal : 0};
+}
+
+using SequenceKey = std::vector<PlaceKey>;
 
 SequenceKey keyOf(const PartialSequence &sequence) {
   SequenceKey key;
   for (const Element &e : sequence)
-    key.emplace_back(e.pc, e.context.has_value(), e.context ? e.context->function : 0,
-                     e.context ? e.context->ordinal : 0);
+    key.push_back(placeKey(e));
   return key;
 }
 
@@ -115,9 +122,27 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
   request.wholeFunction = info.wholeFunction;
   request.loopAddresses = rebuilt.loopInstructions;
   request.indirectCallees = evidence.indirectCallees;
+  // The walk is steered by the merged trace's instructions in order, leaving out those that hold
+  // a tenth of the mean sample count or less: a rarely taken path (every 1024th iteration) must
+  // not pull the walk through it. Left out, they are filled in if the path runs them anyway.
+  std::map<PlaceKey, size_t> support;
+  size_t samples = 0;
+  for (const PartialSequence &sequence : rebuilt.iterations)
+    for (const Element &element : sequence) {
+      ++support[placeKey(element)];
+      ++samples;
+    }
+  const std::vector<WeightedElement> &merged = rebuilt.trace.trace;
+  double mean = static_cast<double>(samples) / static_cast<double>(support.size());
   std::vector<PathPoint> points;
-  for (const WeightedElement &entry : rebuilt.trace.trace)
-    points.push_back(pointOf(entry.element, evidence));
+  std::vector<size_t> steering; // index in `merged` of each point
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const Element &element = merged[i].element;
+    if (static_cast<double>(support[placeKey(element)]) * 10 <= mean)
+      continue;
+    points.push_back(pointOf(element, evidence));
+    steering.push_back(i);
+  }
   GraphLookup graphs = [&annotator](uint64_t address) -> const ControlFlowGraph * {
     std::optional<uint64_t> start = annotator.codedFunctionAt(address);
     return start ? annotator.graph(*start) : nullptr;
@@ -145,12 +170,12 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
   if (!walked.complete) {
     // Past where the walk stopped (code strobe lacks, an indirect jump), the merge's order is all
     // there is.
-    size_t matched = 0;
+    size_t matched = 0; // in `merged`, one past the last point the walk reached
     for (size_t i = 0; i < points.size(); ++i)
       if (!std::binary_search(walked.unreachedPoints.begin(), walked.unreachedPoints.end(), i))
-        matched = i + 1;
-    for (size_t i = matched; i < points.size(); ++i)
-      rebuilt.path.push_back({rebuilt.trace.trace[i].element, 0, false});
+        matched = steering[i] + 1;
+    for (size_t i = matched; i < merged.size(); ++i)
+      rebuilt.path.push_back({merged[i].element, 0, false});
   }
 
   // Each sample goes to the steps it falls on, shared evenly among them; a sample with none is off

@@ -69,7 +69,8 @@ std::string splitReason(const LoopCaptureInfo &info) {
   case LoopSplit::Marker:
     return "a breakpoint at the loop head: one stop per iteration";
   case LoopSplit::PerSample:
-    return "iterations shorter than the sampling period: each sample is its own partial sequence";
+    return "iterations shorter than a few sampling periods: each sample is its own partial "
+           "sequence, with no trap per iteration";
   case LoopSplit::Expression:
     return fmt::format("'{}' read at each sample", info.expression);
   case LoopSplit::Count:
