@@ -44,6 +44,7 @@ public:
   uint64_t currentThread() override;
   bool readExtended(uint64_t tid, ExtendedSnapshot &out) override;
   std::vector<uint64_t> resolve(std::string_view location) override;
+  std::optional<DataLocation> dataAddress(std::string_view name) override;
 
   std::unique_ptr<Arming> arm(Session &session, int signo) override;
   StopEvent runUntilUserStop() override;

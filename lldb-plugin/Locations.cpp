@@ -11,6 +11,8 @@
 #include <lldb/API/SBSymbol.h>
 #include <lldb/API/SBSymbolContext.h>
 #include <lldb/API/SBSymbolContextList.h>
+#include <lldb/API/SBValue.h>
+#include <lldb/API/SBValueList.h>
 
 #include <algorithm>
 #include <climits>
@@ -99,7 +101,56 @@ std::vector<uint64_t> lineAddresses(lldb::SBTarget &target, std::string_view fil
   return result;
 }
 
+std::optional<DataLocation> debugInfoVariable(lldb::SBTarget &target, const std::string &name) {
+  constexpr uint32_t kMaxDefinitions = 64; // one per module or file defining a static of the name
+  lldb::SBValueList values = target.FindGlobalVariables(name.c_str(), kMaxDefinitions);
+  std::optional<DataLocation> fileLocal;
+  for (uint32_t i = 0; i < values.GetSize(); ++i) {
+    lldb::SBValue value = values.GetValueAtIndex(i);
+    lldb::ValueType kind = value.GetValueType();
+    const char *found = value.GetName();
+    if (!found || name != found ||
+        (kind != lldb::eValueTypeVariableGlobal && kind != lldb::eValueTypeVariableStatic))
+      continue;
+    uint64_t address = loadAddress(value.GetAddress(), target);
+    if (address == LLDB_INVALID_ADDRESS)
+      continue;
+    DataLocation place{address, value.GetByteSize()};
+    if (kind == lldb::eValueTypeVariableGlobal)
+      return place;
+    if (!fileLocal)
+      fileLocal = place;
+  }
+  return fileLocal;
+}
+
+std::optional<DataLocation> dataSymbol(lldb::SBTarget &target, const std::string &name) {
+  lldb::SBSymbolContextList found = target.FindSymbols(name.c_str(), lldb::eSymbolTypeData);
+  for (uint32_t i = 0; i < found.GetSize(); ++i) {
+    lldb::SBSymbol symbol = found.GetContextAtIndex(i).GetSymbol();
+    const char *plain = symbol.GetName();
+    const char *mangled = symbol.GetMangledName();
+    if (!symbol.IsValid() || !((plain && name == plain) || (mangled && name == mangled)))
+      continue;
+    if (uint64_t address = loadAddress(symbol.GetStartAddress(), target);
+        address != LLDB_INVALID_ADDRESS)
+      return DataLocation{address, symbol.GetSize()};
+  }
+  return std::nullopt;
+}
+
 } // namespace
+
+std::optional<DataLocation> resolveVariable(lldb::SBTarget target, std::string_view name) {
+  if (!target.IsValid() || name.empty())
+    return std::nullopt;
+  if (std::optional<uint64_t> address = literalAddress(name))
+    return DataLocation{*address, 0};
+  std::string wanted(name);
+  if (std::optional<DataLocation> place = debugInfoVariable(target, wanted))
+    return place;
+  return dataSymbol(target, wanted);
+}
 
 std::vector<uint64_t> resolveLocation(lldb::SBTarget target, std::string_view location) {
   std::vector<uint64_t> result;

@@ -2,15 +2,18 @@
 // into iterations and rebuilds one iteration's instruction order (spec 000). With no process it
 // rebuilds from the capture held (strobe-report loop FILE).
 #include "analysis/looptrace/FromCapture.h"
+#include "capture/FunctionCode.h"
 #include "capture/Stepper.h"
+#include "capture/ThreadCpu.h"
 #include "command/SessionImpl.h"
 #include "isa/ControlFlow.h"
 #include "report/LoopReport.h"
 #include "report/ProfileReport.h"
+#include "target/Location.h"
 
 #include <algorithm>
-#include <cstring>
 #include <fmt/format.h>
+#include <set>
 
 namespace strobe {
 namespace {
@@ -20,6 +23,10 @@ constexpr unsigned kLoopStackDepth = 4;
 constexpr uint64_t kLoopDuration = 2'000'000'000;
 // How long `--split auto` watches the marker before it decides.
 constexpr uint64_t kProbeDuration = 50'000'000;
+// `--split auto` keeps the marker only for iterations at least this many sampling periods long:
+// shorter ones give partial sequences of a sample or two (little order to merge) while the trap
+// per iteration costs the most (an LLDB breakpoint hit alone takes about a period at 1 kHz).
+constexpr uint64_t kMarkerMinimumPeriods = 4;
 // Stepping to the loop head for --verify gives up after this many instructions.
 constexpr uint64_t kVerifyStepLimit = 2'000'000;
 
@@ -62,6 +69,32 @@ uint64_t medianInterval(const std::vector<MarkerHit> &hits, uint64_t tid) {
   return gaps[gaps.size() / 2];
 }
 
+// The walk through the code (analysis/looptrace/CapturePath.h) follows only calls into code the
+// capture holds; the sampler copies the functions samples fell in, so the loop's direct callees
+// that none fell in are copied here, a few calls deep.
+void captureCallees(Target &target, Capture &capture, uint64_t functionStart) {
+  constexpr unsigned kDepth = 3;
+  constexpr size_t kFunctions = 64;
+  InstructionDecoder decoder(capture.header.isa);
+  std::vector<std::pair<uint64_t, unsigned>> work{{functionStart, 0}};
+  std::set<uint64_t> seen{functionStart};
+  while (!work.empty() && seen.size() < kFunctions) {
+    auto [start, depth] = work.back();
+    work.pop_back();
+    auto code = capture.code.find(start);
+    if (code == capture.code.end() || depth == kDepth)
+      continue;
+    ControlFlowGraph cfg(decoder, code->second, start);
+    for (const CfgInstruction &insn : cfg.instructions()) {
+      if (insn.kind != BranchKind::Call || !insn.target || !seen.insert(*insn.target).second)
+        continue;
+      SymbolInfo callee = target.symbolize(*insn.target);
+      if (callee.start == *insn.target && captureFunctionCode(target, capture, callee))
+        work.push_back({callee.start, depth + 1});
+    }
+  }
+}
+
 LoopRebuildOptions rebuildOptions(const ParsedCommand &cmd) {
   LoopRebuildOptions options;
   std::string mode = cmd.get("mode", "time");
@@ -98,7 +131,8 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
           "--hottest needs a profile; 'strobe record' first, then 'strobe loop --hottest'");
     std::optional<uint64_t> hot = hottestLoopHead(*capture);
     if (!hot)
-      throw Failure("no loop holds the samples of the current profile; name one with --at");
+      throw Failure("no loop holds the samples of the current profile; name one with --at, or "
+                    "record with a deeper --stack (e.g. 8) so that the callers' loops show");
     address = *hot;
     info.location = fmt::format("*{:#x}", address);
   } else {
@@ -116,7 +150,7 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   InstructionDecoder decoder(t.isa());
   ControlFlowGraph cfg(decoder, bytes, function.start, function.function);
   info.functionStart = function.start;
-  if (address == function.start && !cmd.has("hottest")) {
+  if (address == function.start && namesFunction(info.location)) {
     info.wholeFunction = true; // a function named: one call is one execution
     info.head = function.start;
   } else {
@@ -132,18 +166,25 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   bool automatic = false;
   info.split = parseSplit(cmd.get("split", "auto"), info, automatic);
   std::optional<unsigned> splitRegister;
-  std::optional<uint64_t> splitVariable;
+  std::optional<DataLocation> splitVariable;
   if (info.split == LoopSplit::Expression) {
     const RegisterTable &table = registerTable(t.isa());
     for (unsigned i = 0; i < table.regs.size(); ++i)
       if (table.regs[i] == info.expression)
         splitRegister = i;
     if (!splitRegister) {
-      std::vector<uint64_t> at = t.resolve(info.expression);
-      if (at.empty())
-        throw Failure(fmt::format("'{}' is neither a register nor a variable the debugger knows",
-                                  info.expression));
-      splitVariable = at.front();
+      splitVariable = t.dataAddress(info.expression);
+      if (!splitVariable)
+        throw Failure(fmt::format(
+            "'{}' is neither a register nor a global or static variable the debugger knows; give "
+            "expr:REGISTER (e.g. expr:{}), expr:VARIABLE or expr:*ADDRESS",
+            info.expression, table.regs.front()));
+      if (splitVariable->size > 8)
+        throw Failure(
+            fmt::format("'{}' is {} bytes; an iteration number must be an integer of 1 to 8 bytes",
+                        info.expression, splitVariable->size));
+      if (splitVariable->size == 0) // only the address is known: a 64-bit counter
+        splitVariable->size = 8;
     }
   }
 
@@ -157,11 +198,12 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     iterationsWanted = static_cast<uint64_t>(cmd.number("iterations", 0, 1, 1e9));
 
   if (automatic) {
-    // A short pass with the marker tells how long an iteration runs. Iterations shorter than the
-    // sampling period put every sample in an iteration of its own anyway, and a trap per
-    // iteration would dominate the run time and drag the samples to the loop head, so the
-    // capture proper then runs without the marker. (It is not removed mid-capture: GDB defers
-    // deleting a breakpoint to the next real stop, and until then every sample lands on it.)
+    // A short pass with the marker tells how long an iteration runs. Short iterations (see
+    // kMarkerMinimumPeriods) give the merge little order, and a trap per iteration would
+    // dominate the run time and drag the samples to the loop head, so the capture proper then
+    // runs without the marker; the walk through the code orders the samples. (It is not removed
+    // mid-capture: GDB defers deleting a breakpoint to the next real stop, and until then every
+    // sample lands on it.)
     SamplingPlan probe = plan;
     probe.duration = kProbeDuration;
     arm(probe);
@@ -179,12 +221,15 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
       out += endMessage + "\n";
       return;
     }
-    if (hits.size() > 2 && medianInterval(hits, info.tid) < capture->header.periodNs)
+    if (hits.size() > 2 &&
+        medianInterval(hits, info.tid) < kMarkerMinimumPeriods * capture->header.periodNs)
       info.split = LoopSplit::PerSample;
   }
   arm(plan);
   Capture &c = *capture;
   LiveCapture *running = live.get();
+  std::optional<uint64_t> cpuBefore =
+      t.isHostProcess() ? threadCpuNs(c.header.pid, info.tid) : std::nullopt;
   std::unique_ptr<Breakpoint> marker;
   if (info.split == LoopSplit::Marker) {
     marker = t.insertBreakpoint(info.head, [this, running, &info](uint64_t tid) {
@@ -203,10 +248,15 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
       if (splitRegister)
         info.expressionValues[i] = c.samples[i].regs[*splitRegister];
       else if (splitVariable && c.samples[i].tid == info.tid) {
-        std::vector<uint8_t> value = t.readMemory(*splitVariable, 8);
-        uint64_t v = 0;
-        std::memcpy(&v, value.data(), std::min<size_t>(value.size(), 8));
-        info.expressionValues[i] = v;
+        // The inferior's little-endian bytes, whatever the host's order; an unreadable value
+        // leaves the sample in no iteration.
+        std::vector<uint8_t> bytes = t.readMemory(splitVariable->address, splitVariable->size);
+        if (bytes.size() != splitVariable->size)
+          continue;
+        uint64_t value = 0;
+        for (size_t b = 0; b < bytes.size(); ++b)
+          value |= uint64_t{bytes[b]} << (8 * b);
+        info.expressionValues[i] = value;
       }
     }
     uint64_t iterations =
@@ -218,8 +268,14 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   marker.reset();
   if (live)
     finish(describeStop(last));
+  if (std::optional<uint64_t> cpuAfter = threadCpuNs(c.header.pid, info.tid); cpuBefore && cpuAfter)
+    info.threadCpuNs = *cpuAfter - *cpuBefore;
   c.loop = info;
   out += endMessage + "\n";
+  if (t.hasProcess() && !t.isRunning()) {
+    captureFunctionCode(t, c, function);
+    captureCallees(t, c, function.start);
+  }
 
   std::optional<StepTrace> truth;
   if (cmd.has("verify") && t.hasProcess() && !t.isRunning()) {

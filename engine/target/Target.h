@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,12 @@ struct SymbolInfo {
   std::string file;     // source file, empty without line info
   uint32_t line = 0;
   std::vector<std::string> inlined; // innermost first, when debug info records inlining
+};
+
+// Where a global or static variable lives in the inferior.
+struct DataLocation {
+  uint64_t address = 0; // runtime address
+  uint64_t size = 0;    // bytes; 0 when unknown (an address given as `*ADDRESS`)
 };
 
 // Why the inferior stopped, as the front-end saw it.
@@ -105,6 +112,10 @@ public:
   // symbol name, e.g. "malloc" or "_Znwm"), FILE:LINE (each address the line starts at), or an
   // address written `*0x401000`. Empty when nothing matches.
   virtual std::vector<uint64_t> resolve(std::string_view location) = 0;
+  // Where the global or static variable of this exact name lives (when several modules or files
+  // define one, a global definition before a file-local one), or the address `*0x601040` names.
+  // nullopt when nothing matches; thread-local variables never do.
+  virtual std::optional<DataLocation> dataAddress(std::string_view name) = 0;
 
   // --- control ---
   // Make the debugger stop silently on `signo` (never passing it to the inferior) and report every

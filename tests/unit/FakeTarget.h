@@ -45,6 +45,7 @@ public:
   std::map<uint64_t, size_t> reads;
   std::vector<ModuleInfo> moduleTable{{"/bin/app", "abcd", 0x400000, 0x500000, 0}};
   std::map<uint64_t, SymbolInfo> symbolTable; // by address; nearest lower entry wins
+  std::map<std::string, DataLocation, std::less<>> variables;
   // After this many sample stops runUntilUserStop() reports `stopAfter` instead (e.g. a
   // breakpoint).
   std::optional<size_t> userStopAfter;
@@ -83,6 +84,10 @@ public:
   uint64_t currentThread() override { return threadIds.empty() ? 0 : threadIds.front(); }
   bool readExtended(uint64_t, ExtendedSnapshot &) override { return false; }
   std::vector<uint64_t> resolve(std::string_view) override { return {}; }
+  std::optional<DataLocation> dataAddress(std::string_view name) override {
+    auto it = variables.find(name);
+    return it == variables.end() ? std::nullopt : std::optional<DataLocation>(it->second);
+  }
   StopEvent stepInstruction(uint64_t tid) override {
     return {StopEvent::Kind::Exited, tid, 0, 0, "the fake process has no code to step"};
   }
