@@ -1,6 +1,7 @@
 #include "ElfImage.h"
 
 #include "ByteCursor.h"
+#include "target/Demangle.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,10 +9,28 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace strobe::gdb {
 namespace {
+
+// LLDB's preference among symbols of one address range: global, weak, then the others (local
+// ones and its own .plt symbols).
+constexpr unsigned kGlobalRank = 0, kWeakRank = 1, kOtherRank = 2;
+// Where a symbol's table comes in LLDB's symbol order, in SizedFunction::order's top bits.
+constexpr uint64_t kDynsymOrder = uint64_t{1} << 62, kPltOrder = uint64_t{1} << 63;
+
+unsigned bindingRank(unsigned char info) {
+  switch (ELF64_ST_BIND(info)) {
+  case STB_GLOBAL:
+    return kGlobalRank;
+  case STB_WEAK:
+    return kWeakRank;
+  default:
+    return kOtherRank;
+  }
+}
 
 template <typename T> std::optional<T> recordAt(std::span<const uint8_t> bytes, uint64_t offset) {
   ByteCursor cursor(bytes);
@@ -125,7 +144,8 @@ void ElfImage::indexSymbols() {
       auto sym = recordAt<Elf64_Sym>(bytes_, table->sh_offset + offset);
       if (!sym)
         break;
-      if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+      unsigned type = ELF64_ST_TYPE(sym->st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_shndx == SHN_UNDEF ||
           sym->st_value == 0)
         continue;
       ByteCursor cursor(names);
@@ -133,11 +153,156 @@ void ElfImage::indexSymbols() {
       std::string_view symbolName = cursor.cstring();
       if (!cursor.ok() || symbolName.empty())
         continue;
+      if (sym->st_size > 0) {
+        uint64_t order = (table->sh_type == SHT_DYNSYM ? kDynsymOrder : 0) | offset;
+        byAddress_.push_back(
+            {sym->st_value, sym->st_size, bindingRank(sym->st_info), order, symbolName, false});
+      }
+      if (type != STT_FUNC) // an indirect function's symbol names its resolver
+        continue;
       std::vector<uint64_t> &addresses = functions_[symbolName];
       if (std::find(addresses.begin(), addresses.end(), sym->st_value) == addresses.end())
         addresses.push_back(sym->st_value);
     }
   }
+  indexPltEntries();
+  auto key = [](const SizedFunction &f) { return std::tie(f.start, f.size, f.rank, f.order); };
+  std::sort(byAddress_.begin(), byAddress_.end(),
+            [&](const SizedFunction &a, const SizedFunction &b) { return key(a) < key(b); });
+  reach_.reserve(byAddress_.size());
+  for (const SizedFunction &f : byAddress_)
+    reach_.push_back(std::max(reach_.empty() ? 0 : reach_.back(), f.start + f.size));
+}
+
+std::optional<ElfImage::FunctionSymbol> ElfImage::functionAt(uint64_t address) {
+  if (!symbolsIndexed_)
+    indexSymbols();
+  auto after = std::upper_bound(byAddress_.begin(), byAddress_.end(), address,
+                                [](uint64_t a, const SizedFunction &f) { return a < f.start; });
+  // Every function covering `address` starts before `after` and ends past it, and so do the
+  // reaches of all entries from it on: walk back until the reach falls short.
+  const SizedFunction *best = nullptr;
+  for (size_t i = after - byAddress_.begin(); i > 0 && reach_[i - 1] > address; --i)
+    if (const SizedFunction &f = byAddress_[i - 1]; address - f.start < f.size)
+      best = &f;
+  if (!best)
+    return std::nullopt;
+  std::string name(best->name);
+  if (best->plt)
+    name += "@plt";
+  return FunctionSymbol{demangledName(name), best->start, best->size};
+}
+
+// The entries of .plt as LLDB reads them: .rela.plt relocates one jump slot per entry, in entry
+// order, after the resolver's own entry (PLT0); an entry whose relocation is no jump slot (an
+// IRELATIVE one, for a local indirect function) stays unnamed.
+void ElfImage::indexPltEntries() {
+  auto header = recordAt<Elf64_Ehdr>(bytes_, 0);
+  if (!header)
+    return;
+  uint32_t jumpSlot = header->e_machine == EM_X86_64    ? R_X86_64_JUMP_SLOT
+                      : header->e_machine == EM_AARCH64 ? R_AARCH64_JUMP_SLOT
+                                                        : 0;
+  auto sectionAt = [&](unsigned i) {
+    return recordAt<Elf64_Shdr>(bytes_, header->e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
+  };
+  auto contents = [&](const Elf64_Shdr &section) -> std::span<const uint8_t> {
+    if (section.sh_offset > bytes_.size() || section.sh_size > bytes_.size() - section.sh_offset)
+      return {};
+    return bytes_.subspan(section.sh_offset, section.sh_size);
+  };
+  auto sectionNames = sectionAt(header->e_shstrndx);
+  if (!jumpSlot || !sectionNames)
+    return;
+  std::optional<Elf64_Shdr> plt, relocations;
+  for (unsigned i = 0; i < header->e_shnum; ++i) {
+    auto section = sectionAt(i);
+    if (!section)
+      return;
+    ByteCursor cursor(contents(*sectionNames));
+    cursor.seek(section->sh_name);
+    std::string_view name = cursor.cstring();
+    if (cursor.ok() && name == ".plt")
+      plt = section;
+    else if (cursor.ok() && name == ".rela.plt" && section->sh_type == SHT_RELA &&
+             section->sh_entsize == sizeof(Elf64_Rela))
+      relocations = section;
+  }
+  if (!plt || !relocations)
+    return;
+  auto symbols = sectionAt(relocations->sh_link);
+  if (!symbols || symbols->sh_entsize != sizeof(Elf64_Sym))
+    return;
+  auto strings = sectionAt(symbols->sh_link);
+  if (!strings)
+    return;
+  std::span<const uint8_t> names = contents(*strings);
+  uint64_t count = relocations->sh_size / sizeof(Elf64_Rela);
+  uint64_t align = plt->sh_addralign;
+  uint64_t entrySize = align ? (plt->sh_entsize + align - 1) / align * align : plt->sh_entsize;
+  if (entrySize <= 4) // no entry size recorded: entries as large as PLT0, which is at least one
+    entrySize = align ? plt->sh_size / align / (count + 1) * align : plt->sh_size / (count + 1);
+  if (count == 0 || entrySize == 0 || count > plt->sh_size / entrySize)
+    return;
+  uint64_t first = plt->sh_addr + plt->sh_size - count * entrySize;
+  for (uint64_t i = 0; i < count; ++i) {
+    auto relocation = recordAt<Elf64_Rela>(contents(*relocations), i * sizeof(Elf64_Rela));
+    if (!relocation)
+      break;
+    if (ELF64_R_TYPE(relocation->r_info) != jumpSlot)
+      continue;
+    auto sym = recordAt<Elf64_Sym>(contents(*symbols),
+                                   uint64_t{ELF64_R_SYM(relocation->r_info)} * sizeof(Elf64_Sym));
+    if (!sym)
+      continue;
+    ByteCursor cursor(names);
+    cursor.seek(sym->st_name);
+    std::string_view name = cursor.cstring();
+    if (cursor.ok() && !name.empty())
+      byAddress_.push_back(
+          {first + i * entrySize, entrySize, kOtherRank, kPltOrder | i, name, true});
+  }
+}
+
+std::optional<ElfImage::DataSymbol> ElfImage::dataNamed(std::string_view name) const {
+  // Looked up once per command, so a scan, not an index that would stay in memory.
+  auto header = recordAt<Elf64_Ehdr>(bytes_, 0);
+  if (!header || header->e_shentsize != sizeof(Elf64_Shdr))
+    return std::nullopt;
+  auto sectionAt = [&](unsigned i) {
+    return recordAt<Elf64_Shdr>(bytes_, header->e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
+  };
+  std::optional<DataSymbol> local;
+  for (unsigned i = 0; i < header->e_shnum; ++i) {
+    auto table = sectionAt(i);
+    if (!table || (table->sh_type != SHT_SYMTAB && table->sh_type != SHT_DYNSYM) ||
+        table->sh_entsize != sizeof(Elf64_Sym))
+      continue;
+    auto strings = sectionAt(table->sh_link);
+    if (!strings || strings->sh_offset > bytes_.size() ||
+        strings->sh_size > bytes_.size() - strings->sh_offset)
+      continue;
+    auto names = bytes_.subspan(strings->sh_offset, strings->sh_size);
+    for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table->sh_size;
+         offset += sizeof(Elf64_Sym)) {
+      auto sym = recordAt<Elf64_Sym>(bytes_, table->sh_offset + offset);
+      if (!sym)
+        break;
+      if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_shndx == SHN_UNDEF ||
+          sym->st_shndx == SHN_ABS || sym->st_value == 0)
+        continue;
+      ByteCursor cursor(names);
+      cursor.seek(sym->st_name);
+      if (cursor.cstring() != name || !cursor.ok())
+        continue;
+      DataSymbol found{sym->st_value, sym->st_size};
+      if (ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
+        return found;
+      if (!local)
+        local = found;
+    }
+  }
+  return local;
 }
 
 } // namespace strobe::gdb

@@ -36,6 +36,26 @@ public:
   // .dynsym, any binding); indirect functions are left out, since their symbol names a resolver.
   std::vector<uint64_t> functionsNamed(std::string_view name);
 
+  struct FunctionSymbol {
+    std::string name; // as target/Demangle.h shows it
+    uint64_t start;   // link-time
+    uint64_t size;
+  };
+  // The function whose symbol (STT_FUNC or STT_GNU_IFUNC, defined, size > 0) covers the link-time
+  // `address`, or the .plt entry, named NAME@plt after the function its jump slot binds. Where
+  // several do, the one LLDB's symbol table picks, so that both debuggers name the code alike: the
+  // lowest start, then the smallest size, then global before weak before local, then .symtab
+  // before .dynsym, then table order.
+  std::optional<FunctionSymbol> functionAt(uint64_t address);
+
+  struct DataSymbol {
+    uint64_t address; // link-time
+    uint64_t size;
+  };
+  // The data object (STT_OBJECT, defined) whose symbol is exactly `name`, a global one before a
+  // file-local one; thread-local variables have no single address and are left out.
+  std::optional<DataSymbol> dataNamed(std::string_view name) const;
+
 private:
   struct Segment {
     uint64_t vaddr, offset, fileSize;
@@ -43,6 +63,7 @@ private:
   ElfImage() = default;
   bool parse();
   void indexSymbols();
+  void indexPltEntries();
 
   std::span<const uint8_t> bytes_;
   void *mapping_ = nullptr; // mmap of the file, or null when the bytes are owned
@@ -52,6 +73,15 @@ private:
   std::optional<uint64_t> ehFrameHdr_;
   bool symbolsIndexed_ = false;
   std::unordered_map<std::string_view, std::vector<uint64_t>> functions_;
+  struct SizedFunction {
+    uint64_t start, size;
+    unsigned rank;  // the preferred binding first: 0 global, 1 weak, 2 local
+    uint64_t order; // .symtab entries, then .dynsym entries, then .plt ones, in table order
+    std::string_view name;
+    bool plt;
+  };
+  std::vector<SizedFunction> byAddress_; // ascending (start, size, rank, order)
+  std::vector<uint64_t> reach_;          // reach_[i]: the highest end of byAddress_[0..i]
 };
 
 } // namespace strobe::gdb

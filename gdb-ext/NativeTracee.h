@@ -10,6 +10,7 @@
 #include "target/Target.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -29,6 +30,12 @@ public:
   std::vector<uint64_t> functionsNamed(std::string_view name) {
     return modules_.functionsNamed(name);
   }
+  // The ELF function symbol covering `pc` in the module mapped there.
+  std::optional<ElfImage::FunctionSymbol> functionAt(uint64_t pc) {
+    return modules_.functionAt(pc);
+  }
+  // The runtime place of the ELF data object named exactly `name` (see ProcessModules).
+  std::optional<DataLocation> dataNamed(std::string_view name) { return modules_.dataNamed(name); }
 
   enum class Step {
     Done,      // one instruction executed; GDB's register cache is now stale

@@ -103,6 +103,16 @@ std::optional<ProcessModules::Code> ProcessModules::codeAt(uint64_t pc) {
   return Code{imageFor(*mapping), *bias};
 }
 
+std::optional<ElfImage::FunctionSymbol> ProcessModules::functionAt(uint64_t pc) {
+  std::optional<Code> code = codeAt(pc);
+  if (!code)
+    return std::nullopt;
+  std::optional<ElfImage::FunctionSymbol> symbol = code->image->functionAt(pc - code->bias);
+  if (symbol)
+    symbol->start += code->bias;
+  return symbol;
+}
+
 std::vector<uint64_t> ProcessModules::functionsNamed(std::string_view name) {
   reloadIfStale();
   std::vector<uint64_t> addresses;
@@ -118,6 +128,21 @@ std::vector<uint64_t> ProcessModules::functionsNamed(std::string_view name) {
         addresses.push_back(address + *bias);
   }
   return addresses;
+}
+
+std::optional<DataLocation> ProcessModules::dataNamed(std::string_view name) {
+  reloadIfStale();
+  std::set<std::pair<uint64_t, std::string>> seen;
+  for (const Mapping &mapping : mappings_) {
+    if (!seen.emplace(mapping.inode, mapping.path).second)
+      continue;
+    std::optional<uint64_t> bias = biasOf(mapping);
+    if (!bias)
+      continue;
+    if (std::optional<ElfImage::DataSymbol> symbol = imageFor(mapping)->dataNamed(name))
+      return DataLocation{symbol->address + *bias, symbol->size};
+  }
+  return std::nullopt;
 }
 
 } // namespace strobe::gdb

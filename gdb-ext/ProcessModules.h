@@ -1,9 +1,12 @@
 // The ELF images a process on this host has mapped, from /proc/PID/maps: the code at a pc (for
-// the native unwinder) and the functions of a name in every module (for Target::resolve).
+// the native unwinder) and the function symbol there (for Target::symbolize), the functions of a
+// name in every module (for Target::resolve) and the place of a variable (for
+// Target::dataAddress).
 #pragma once
 
 #include "CfiUnwinder.h"
 #include "ElfImage.h"
+#include "target/Target.h"
 
 #include <chrono>
 #include <map>
@@ -27,8 +30,13 @@ public:
   // The image whose executable mapping holds `pc`; the maps are re-read (at most every few
   // milliseconds) when no known mapping does.
   std::optional<Code> codeAt(uint64_t pc);
+  // The ELF function symbol covering `pc` (see ElfImage::functionAt), its start at run time.
+  std::optional<ElfImage::FunctionSymbol> functionAt(uint64_t pc);
   // Runtime entry addresses of every module's functions named exactly `name`.
   std::vector<uint64_t> functionsNamed(std::string_view name);
+  // The runtime place of the data object named exactly `name` in the first module (in address
+  // order, so the executable before its libraries) that defines one.
+  std::optional<DataLocation> dataNamed(std::string_view name);
 
 private:
   struct Mapping {

@@ -1,6 +1,7 @@
 #include "PyTarget.h"
 
 #include "command/Session.h"
+#include "target/Demangle.h"
 #include "target/Location.h"
 
 #include <pybind11/functional.h>
@@ -158,10 +159,27 @@ std::vector<ModuleInfo> PyTarget::modules() {
 }
 
 SymbolInfo PyTarget::symbolize(uint64_t pc) {
-  py::gil_scoped_acquire gil;
-  auto s = impl_.attr("symbolize")(pc).cast<py::tuple>();
-  return {s[0].cast<std::string>(), s[1].cast<uint64_t>(), s[2].cast<uint64_t>(),
-          s[3].cast<std::string>(), s[4].cast<uint32_t>(), s[5].cast<std::vector<std::string>>()};
+  SymbolInfo info;
+  {
+    py::gil_scoped_acquire gil;
+    auto s = impl_.attr("symbolize")(pc).cast<py::tuple>();
+    info = {s[0].cast<std::string>(), s[1].cast<uint64_t>(), s[2].cast<uint64_t>(),
+            s[3].cast<std::string>(), s[4].cast<uint32_t>(), s[5].cast<std::vector<std::string>>()};
+  }
+  if (info.size != 0) // debug information: GDB's own names and extents
+    return info;
+  // GDB does not tell the size of a function it knows only from a symbol table, so its code
+  // could not be captured; the ELF symbol tables do, where the process's files can be read.
+  if (isHostProcess())
+    if (NativeTracee *native = this->native())
+      if (std::optional<ElfImage::FunctionSymbol> symbol = native->functionAt(pc)) {
+        info.function = std::move(symbol->name);
+        info.start = symbol->start;
+        info.size = symbol->size;
+        return info;
+      }
+  info.function = demangledName(info.function);
+  return info;
 }
 
 std::vector<uint8_t> PyTarget::readMemory(uint64_t addr, size_t size) {
@@ -180,6 +198,22 @@ std::vector<uint64_t> PyTarget::resolve(std::string_view location) {
       if (std::vector<uint64_t> found = native->functionsNamed(location); !found.empty())
         return found;
   return call<std::vector<uint64_t>>("resolve", location);
+}
+
+std::optional<DataLocation> PyTarget::dataAddress(std::string_view name) {
+  if (std::optional<uint64_t> address = literalAddress(name))
+    return DataLocation{*address, 0};
+  // As for functions, the ELF symbol tables first; GDB's debug information otherwise.
+  if (isFunctionName(name) && isHostProcess())
+    if (NativeTracee *native = this->native())
+      if (std::optional<DataLocation> found = native->dataNamed(name))
+        return found;
+  py::gil_scoped_acquire gil;
+  py::object found = impl_.attr("data_address")(name);
+  if (found.is_none())
+    return std::nullopt;
+  auto place = found.cast<py::tuple>();
+  return DataLocation{place[0].cast<uint64_t>(), place[1].cast<uint64_t>()};
 }
 
 std::unique_ptr<Arming> PyTarget::arm(Session &session, int signo) {

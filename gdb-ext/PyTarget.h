@@ -1,7 +1,7 @@
 // The engine's Target port over strobe_gdb.target.GdbTarget (Python, GDB's API). Each port call
 // goes to the Python method of the same job, except where GDB's own thread can do it directly
 // for a process GDB traces (NativeTracee): registers, the caller, extended registers, single
-// steps and function lookup, each falling back to Python whenever the direct way cannot answer.
+// steps and symbol lookup, each falling back to Python whenever the direct way cannot answer.
 //
 // The protocol the Python object implements, one method per port call:
 //   has_process() -> bool            isa() -> architecture name    pid() -> int
@@ -9,8 +9,10 @@
 //   read_thread(tid, depth) -> ([register], [pc, caller, ...]) or None when unreadable
 //   read_extended(tid) -> [slot] or None
 //   modules() -> [(path, build_id, start, end, bias)]
-//   symbolize(pc) -> (function, start, size, file, line, [inlined, innermost first])
+//   symbolize(pc) -> (function, start, size, file, line, [inlined, innermost first]); size 0
+//                    and the symbol's linkage name for a function without debug information
 //   read_memory(addr, size) -> bytes             resolve(location) -> [address]
+//   data_address(name) -> (address, size) or None
 //   arm(on_stop, signo) -> an object with close() and keep_signal_silent()
 //   run_until_user_stop() -> (StopKind, tid, signo, exit_code, description)
 //   step_instruction(tid) -> (StopKind, tid, signo, exit_code, description)
@@ -53,6 +55,7 @@ public:
   uint64_t currentThread() override;
   bool readExtended(uint64_t tid, ExtendedSnapshot &out) override;
   std::vector<uint64_t> resolve(std::string_view location) override;
+  std::optional<DataLocation> dataAddress(std::string_view name) override;
   std::unique_ptr<Arming> arm(Session &session, int signo) override;
   StopEvent runUntilUserStop() override;
   void resumeInBackground() override;

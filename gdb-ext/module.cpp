@@ -132,6 +132,15 @@ PYBIND11_MODULE(_strobe, m) {
            [](Port &p, std::string_view location) {
              return p.synced([&] { return p.target.resolve(location); });
            })
+      .def("data_address",
+           [](Port &p, std::string_view name) -> py::object {
+             return p.synced([&]() -> py::object {
+               std::optional<DataLocation> place = p.target.dataAddress(name);
+               if (!place)
+                 return py::none();
+               return py::make_tuple(place->address, place->size);
+             });
+           })
       .def("step_instruction",
            [](Port &p, uint64_t tid) {
              return p.synced([&] { return stopTuple(p.target.stepInstruction(tid)); });

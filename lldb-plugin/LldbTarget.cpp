@@ -3,6 +3,7 @@
 #include "BackgroundSampler.h"
 #include "Locations.h"
 #include "command/Session.h"
+#include "target/Demangle.h"
 
 #include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBlock.h>
@@ -31,6 +32,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include <memory>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -43,6 +45,19 @@ namespace {
 std::string fullPath(const lldb::SBFileSpec &spec) {
   char buffer[PATH_MAX];
   return spec.IsValid() && spec.GetPath(buffer, sizeof buffer) ? buffer : std::string();
+}
+
+// A function known only from a symbol table, named as the GDB front-end names it
+// (target/Demangle.h): a .plt entry (LLDB's trampoline symbol) NAME@plt. A capture must not depend
+// on the debugger that took it.
+std::string symbolName(lldb::SBSymbol &symbol) {
+  const char *linkage = symbol.GetMangledName();
+  if (!linkage)
+    linkage = symbol.GetName();
+  std::string name = linkage ? linkage : "";
+  if (symbol.GetType() == lldb::eSymbolTypeTrampoline)
+    name += "@plt";
+  return demangledName(name);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {
@@ -389,7 +404,7 @@ SymbolInfo LldbTarget::symbolize(uint64_t pc) {
     start = function.GetStartAddress();
     end = function.GetEndAddress();
   } else if (lldb::SBSymbol symbol = context.GetSymbol(); symbol.IsValid()) {
-    info.function = symbol.GetName() ? symbol.GetName() : "";
+    info.function = symbolName(symbol);
     start = symbol.GetStartAddress();
     end = symbol.GetEndAddress();
   }
@@ -450,6 +465,10 @@ bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
 
 std::vector<uint64_t> LldbTarget::resolve(std::string_view location) {
   return resolveLocation(selectedTarget(), location);
+}
+
+std::optional<DataLocation> LldbTarget::dataAddress(std::string_view name) {
+  return resolveVariable(selectedTarget(), name);
 }
 
 void LldbTarget::learnSetup() {

@@ -22,7 +22,8 @@ from .modules import read_modules
 
 StopKind, Verdict = _strobe.StopKind, _strobe.Verdict
 _STOP_FUNCTION = "_strobe_stop"
-_INFO_SYMBOL = re.compile(r"(.+?)(?: \+ (\d+))? in section ")
+# gdb.format_address: "0x1139 <func_B+4>", with " at FILE:LINE" under `set print symbol-filename`.
+_FORMATTED_ADDRESS = re.compile(r"0x[0-9a-f]+ <(.+?)(?:\+(\d+))?(?: at [^>]*)?>")
 _INFO_ADDRESS = re.compile(r"Symbol \"[^\"]*\" is (?:at|a function at address) (0x[0-9a-f]+)")
 # `maint info breakpoints` rows: "NUM TYPE DISP ENB ADDRESS WHAT" and "NUM.LOC ENB ADDRESS WHAT".
 _BREAKPOINT_ROW = re.compile(r"\s*-?\d+\s+(\S.*?)\s+(?:keep|del|dstp|dis)\s")
@@ -161,6 +162,23 @@ class GdbTarget:
             return _function_addresses(location)
         except gdb.error:
             return []
+
+    def data_address(self, name):
+        """(address, size) of the global or static variable GDB knows by this name, or None;
+        size 0 when only a symbol without debug information gives the address."""
+        try:
+            for symbol in _variables_named(name):
+                value = symbol.value()
+                if value.address is not None:
+                    return int(value.address) & _MASK64, value.type.sizeof
+            if _debug_symbol(name) is not None:  # a local, a thread-local or a function
+                return None
+            address = gdb.parse_and_eval(f"&{name}")  # a minimal symbol: `&var` needs no type
+            if address.type.strip_typedefs().target().code == gdb.TYPE_CODE_FUNC:
+                return None
+            return int(address) & _MASK64, 0
+        except (gdb.error, ValueError):
+            return None
 
     def symbolize(self, pc):
         function, start, size, inlined = _function_at(pc)
@@ -590,8 +608,28 @@ def _function_addresses(name):
     return sorted(addresses)
 
 
+def _variables_named(name):
+    """The variables at a fixed address that GDB's debug information names exactly so: the global
+    one first, then the file-local ones of every module. (A thread-local variable's location is
+    computed per thread, so it is not one of them.)"""
+    found = gdb.lookup_global_symbol(name)
+    symbols = ([found] if found is not None else []) + gdb.lookup_static_symbols(name)
+    # LOC_UNRESOLVED: an extern declaration, placed where the minimal symbol of the name is.
+    return [s for s in symbols if s.addr_class == gdb.SYMBOL_LOC_UNRESOLVED
+            or (s.is_variable and s.addr_class == gdb.SYMBOL_LOC_STATIC)]
+
+
+def _debug_symbol(name):
+    """What GDB's debug information calls `name` where the selected frame is, or None."""
+    try:
+        return gdb.lookup_symbol(name)[0]
+    except gdb.error:  # no frame
+        return gdb.lookup_global_symbol(name) or gdb.lookup_static_symbol(name)
+
+
 def _function_at(pc):
-    """(physical function, its start, its size, [inlined functions, innermost first])."""
+    """(physical function, its start, its size, [inlined functions, innermost first]); without
+    debug information, the symbol's linkage name and size 0."""
     try:
         block = gdb.block_for_pc(pc)
     except RuntimeError:
@@ -605,9 +643,10 @@ def _function_at(pc):
         outer = functions[-1]
         return (outer.function.name, outer.start, outer.end - outer.start,
                 [b.function.name for b in functions[:-1]])
-    # No debug information: the minimal (ELF) symbol, whose size GDB does not tell.
-    text = gdb.execute(f"info symbol {pc:#x}", to_string=True)
-    m = _INFO_SYMBOL.match(text)
+    # No debug information: the minimal (ELF) symbol, whose size GDB does not tell. Its linkage
+    # name (as addresses are shown while `print asm-demangle` is off, the default): GDB's
+    # demangler takes some C names for mangled ones ("func_B" would be "func_").
+    m = _FORMATTED_ADDRESS.fullmatch(gdb.format_address(pc))
     if not m:
         return "", 0, 0, []
     return m.group(1), pc - int(m.group(2) or 0), 0, []

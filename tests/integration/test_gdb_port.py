@@ -403,5 +403,105 @@ result(direct_step_us=direct_steps[2] / direct_steps[0] * 1e6,
         self.assertLess(steps["direct_step_us"], steps["gdb_step_us"], steps)
 
 
+class DataAddressTest(unittest.TestCase):
+    """Target::dataAddress, which `strobe loop --split expr:VARIABLE` reads the variable through."""
+
+    def setUp(self):
+        require_gdb()
+
+    def test_a_global_of_the_launched_executable_is_at_its_load_address(self):
+        rc, out = run_script("""
+rows = [line.split() for line in gdb.execute("info proc mappings", to_string=True).splitlines()]
+result(direct=port.data_address("iteration"), through_gdb=gdb_port.data_address("iteration"),
+       gdb=[int(gdb.parse_and_eval("&iteration")), int(gdb.parse_and_eval("sizeof(iteration)"))],
+       executable=[[int(r[0], 16), int(r[1], 16)] for r in rows
+                   if r and r[-1].endswith("/loop_funcm")],
+       function=port.data_address("func_M"), asm_function=gdb_port.data_address("func_A"),
+       star=port.data_address("*0x1234"), nothing=port.data_address("no_such_variable_anywhere"),
+       nothing_gdb=gdb_port.data_address("no_such_variable_anywhere"))
+""", "loop_funcm", ["30"], before=["break func_M", "run"], after=["kill"])
+        self.assertEqual(rc, 0, out)
+        r = results(out)[0]
+        self.assertEqual(r["gdb"][1], 8, out)  # volatile uint64_t
+        self.assertEqual(r["direct"], r["gdb"], out)
+        self.assertEqual(r["through_gdb"], r["gdb"], out)
+        # A PIE: the link-time address (a few KiB) would lie in none of its mappings.
+        self.assertTrue(any(start <= r["direct"][0] < end for start, end in r["executable"]), out)
+        self.assertIsNone(r["function"], out)
+        self.assertIsNone(r["asm_function"], out)  # a symbol without debug information
+        self.assertEqual(r["star"], [0x1234, 0], out)
+        self.assertIsNone(r["nothing"], out)
+        self.assertIsNone(r["nothing_gdb"], out)
+
+
+# func_B of examples/loop/funcm.c: an asm function with an ELF symbol size and no debug
+# information, 9 ALU instructions and ret in 3+4+3+4+3+4+3+4+3+1 = 32 bytes.
+FUNC_B = ["add rax, rdi", "imul rdx, rax", "xor rcx, rdx", "add rax, 3", "sub rdx, rcx",
+          "imul rax, rdx", "add rcx, rax", "xor rdx, 7", "add rax, rcx", "ret"]
+START_THREAD_SYMBOL = ("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_delete"
+                       "IS1_EEPFvvE")
+START_THREAD = ("std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, "
+                "std::default_delete<std::thread::_State> >, void (*)())")
+ANNOTATED_ROW = re.compile(r"\s*(?:\d+\s+[\d.]+%\s+)?(0x[0-9a-f]+)\s+(\S.*?)\s*")
+
+
+def annotated(test, out, function):
+    """(start, [(address, instruction)]) from `strobe annotate FUNCTION --asm` in the output."""
+    header = rf"strobe annotate: {re.escape(function)} at (0x[0-9a-f]+) .*\n.*\n"
+    m = re.search(header + r"((?:.*\n)*?)-+\n", out)
+    test.assertIsNotNone(m, out)
+    rows = [ANNOTATED_ROW.fullmatch(line) for line in m.group(2).splitlines()]
+    test.assertTrue(rows and all(rows), out)
+    return int(m.group(1), 16), [(int(r.group(1), 16), r.group(2)) for r in rows]
+
+
+class SymbolTest(unittest.TestCase):
+    """Target::symbolize for code without debug information: GDB knows no size for it, the ELF
+    symbol tables do (and name it as the LLDB front-end does, see test_lldb_port.py)."""
+
+    def setUp(self):
+        require_gdb()
+
+    def test_an_asm_function_is_named_and_sized_by_its_elf_symbol(self):
+        rc, out = harness.gdb(["break func_M", "run", "delete", "strobe record --duration 0.5",
+                               "strobe profile --by function", "strobe annotate func_B --asm",
+                               "kill"], harness.fixture("loop_funcm"), ["30"])
+        self.assertEqual(rc, 0, out)
+        profile = harness.function_percentages(out.split("strobe annotate:")[0])
+        self.assertIn("func_B", profile, out)
+        self.assertNotIn("func_", profile, out)  # GDB's demangler reads "_B" as a mangled suffix
+        start, rows = annotated(self, out, "func_B")
+        self.assertEqual([instruction for _, instruction in rows], FUNC_B, out)
+        self.assertEqual(rows[0][0], start, out)
+        self.assertEqual(rows[-1][0] + 1 - start, 32, out)  # the last instruction: ret, 1 byte
+
+    def test_through_gdb_alone_the_name_is_the_symbols(self):
+        # The fallback for a process whose files strobe cannot read (a remote target): GDB's
+        # minimal symbol, its size unknown, so no code is captured.
+        rc, out = run_script("""
+session = _strobe.Session(strobe_gdb._target, direct=False)
+session.execute("record --duration 0.3")
+print(session.execute("profile --by function")[1])
+print(session.execute("annotate func_B --asm")[1])
+""", "loop_funcm", ["30"], before=["break func_M", "run", "delete"], after=["kill"])
+        self.assertEqual(rc, 0, out)
+        profile = harness.function_percentages(out)
+        self.assertIn("func_B", profile, out)
+        self.assertNotIn("func_", profile, out)
+        self.assertIn("no machine code of func_B in this capture", out)
+
+    def test_a_cxx_function_and_its_plt_entry_are_named_as_gdb_shows_them(self):
+        # libstdc++ has no debug information here; the program calls std::thread::_M_start_thread
+        # through its .plt. GNU's demangler writes "> >", LLDB's ">>".
+        rc, out = harness.gdb(["break main", "run",
+                               f"strobe step --until {START_THREAD_SYMBOL} --quiet", "strobe dump",
+                               "strobe step --count 1 --quiet", "strobe dump"],
+                              harness.fixture("calls"), ["3", "4", "2"])
+        self.assertEqual(rc, 0, out)
+        _, to_the_function, in_the_function = out.split("strobe: stepped ")
+        self.assertIn(f" <{START_THREAD}@plt>  jmp ", to_the_function, out)
+        self.assertIn(f" <{START_THREAD}>  ", in_the_function, out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -6,6 +6,7 @@ import re
 import unittest
 
 import harness
+from test_gdb_port import FUNC_B, START_THREAD, START_THREAD_SYMBOL, annotated
 
 STEPPED = re.compile(r"strobe: stepped (\d+) instructions? of thread (\d+) in .*?; (.+?); 'strobe dump'")
 THREAD = re.compile(r"^\s*\*?\s*thread #(\d+): tid = (\d+), (0x[0-9a-f]+) ", re.MULTILINE)
@@ -173,6 +174,63 @@ class HiddenBreakpointsThroughLldb(unittest.TestCase):
                              "breakpoint name list"])
         self.assertEqual(rc, 0, out)
         self.assertIn("No breakpoints using this name", out.rsplit("breakpoint name list", 1)[1])
+
+
+class DataAddressThroughLldb(unittest.TestCase):
+    """Target::dataAddress, through `strobe loop --split expr:VARIABLE`: the variable read at each
+    sample must be the program's counter, which differs from one sample to the next."""
+    ITERATIONS = re.compile(r"iterations: (\d+) partial sequences \(\d+ distinct\) from (\d+) "
+                            r"samples in the loop")
+
+    def setUp(self):
+        require_lldb_plugin()
+
+    def test_a_global_of_the_launched_executable_splits_the_iterations(self):
+        rc, out = harness.lldb(["b func_M", "run", "breakpoint delete 1",
+                                "strobe loop --at func_M --split expr:iteration --duration 1",
+                                "strobe loop --at func_M --split expr:no_such_variable_anywhere"],
+                               harness.fixture("loop_funcm"), ["30"])
+        self.assertIn("split: expr ('iteration' read at each sample)", out)
+        found = self.ITERATIONS.search(out)
+        self.assertIsNotNone(found, out)
+        sequences, samples = int(found.group(1)), int(found.group(2))
+        self.assertGreater(samples, 100, out)
+        # An unreadable address would give no iteration, a wrong readable one a single iteration.
+        self.assertGreater(sequences, samples / 2, out)
+        self.assertIn("error: 'no_such_variable_anywhere' is neither a register nor a global or "
+                      "static variable the debugger knows", out)
+
+
+class SymbolsThroughLldb(unittest.TestCase):
+    """Code without debug information, named and sized as the GDB front-end does (test_gdb_port
+    SymbolTest): a capture must not depend on the debugger that took it."""
+
+    def setUp(self):
+        require_lldb_plugin()
+
+    def test_an_asm_function_is_named_and_sized_by_its_elf_symbol(self):
+        rc, out = harness.lldb(["b func_M", "run", "breakpoint delete -f",
+                                "strobe record --duration 0.5", "strobe profile --by function",
+                                "strobe annotate func_B --asm", "kill"],
+                               harness.fixture("loop_funcm"), ["30"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("func_B", harness.function_percentages(out.split("strobe annotate:")[0]))
+        start, rows = annotated(self, out, "func_B")
+        self.assertEqual([instruction for _, instruction in rows], FUNC_B, out)
+        self.assertEqual(rows[0][0], start, out)
+        self.assertEqual(rows[-1][0] + 1 - start, 32, out)  # the last instruction: ret, 1 byte
+
+    def test_a_cxx_function_and_its_plt_entry_are_named_as_gdb_shows_them(self):
+        # LLDB's own names would be "...std::default_delete<std::thread::_State>>, void (*)())"
+        # for both, the .plt entry being LLDB's trampoline symbol.
+        rc, out = harness.lldb(["b main", "run",
+                                f"strobe step --until {START_THREAD_SYMBOL} --quiet",
+                                "strobe dump", "strobe step --count 1 --quiet", "strobe dump"],
+                               harness.fixture("calls"), ["3", "4", "2"])
+        self.assertEqual(rc, 0, out)
+        _, to_the_function, in_the_function = out.split("strobe: stepped ")
+        self.assertIn(f" <{START_THREAD}@plt>  jmp ", to_the_function, out)
+        self.assertIn(f" <{START_THREAD}>  ", in_the_function, out)
 
 
 if __name__ == "__main__":
