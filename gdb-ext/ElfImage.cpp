@@ -39,6 +39,41 @@ template <typename T> std::optional<T> recordAt(std::span<const uint8_t> bytes, 
   return cursor.ok() ? std::optional<T>(value) : std::nullopt;
 }
 
+// Calls visit(symbol, name, dynamic, offset in its table) for every named symbol of .symtab and
+// .dynsym, until it returns false.
+template <typename Visit> void forEachSymbol(std::span<const uint8_t> bytes, Visit visit) {
+  auto header = recordAt<Elf64_Ehdr>(bytes, 0);
+  if (!header || header->e_shentsize != sizeof(Elf64_Shdr))
+    return;
+  auto sectionAt = [&](unsigned i) {
+    return recordAt<Elf64_Shdr>(bytes, header->e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
+  };
+  for (unsigned i = 0; i < header->e_shnum; ++i) {
+    auto table = sectionAt(i);
+    if (!table || (table->sh_type != SHT_SYMTAB && table->sh_type != SHT_DYNSYM) ||
+        table->sh_entsize != sizeof(Elf64_Sym))
+      continue;
+    auto strings = sectionAt(table->sh_link);
+    if (!strings || strings->sh_offset > bytes.size() ||
+        strings->sh_size > bytes.size() - strings->sh_offset)
+      continue;
+    auto names = bytes.subspan(strings->sh_offset, strings->sh_size);
+    for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table->sh_size;
+         offset += sizeof(Elf64_Sym)) {
+      auto sym = recordAt<Elf64_Sym>(bytes, table->sh_offset + offset);
+      if (!sym)
+        break;
+      ByteCursor cursor(names);
+      cursor.seek(sym->st_name);
+      std::string_view name = cursor.cstring();
+      if (!cursor.ok() || name.empty())
+        continue;
+      if (!visit(*sym, name, table->sh_type == SHT_DYNSYM, offset))
+        return;
+    }
+  }
+}
+
 } // namespace
 
 std::unique_ptr<ElfImage> ElfImage::open(const std::string &path) {
@@ -123,48 +158,24 @@ std::vector<uint64_t> ElfImage::functionsNamed(std::string_view name) {
 
 void ElfImage::indexSymbols() {
   symbolsIndexed_ = true;
-  auto header = recordAt<Elf64_Ehdr>(bytes_, 0);
-  if (!header || header->e_shentsize != sizeof(Elf64_Shdr))
-    return;
-  auto sectionAt = [&](unsigned i) {
-    return recordAt<Elf64_Shdr>(bytes_, header->e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
-  };
-  for (unsigned i = 0; i < header->e_shnum; ++i) {
-    auto table = sectionAt(i);
-    if (!table || (table->sh_type != SHT_SYMTAB && table->sh_type != SHT_DYNSYM) ||
-        table->sh_entsize != sizeof(Elf64_Sym))
-      continue;
-    auto strings = sectionAt(table->sh_link);
-    if (!strings || strings->sh_offset > bytes_.size() ||
-        strings->sh_size > bytes_.size() - strings->sh_offset)
-      continue;
-    auto names = bytes_.subspan(strings->sh_offset, strings->sh_size);
-    for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table->sh_size;
-         offset += sizeof(Elf64_Sym)) {
-      auto sym = recordAt<Elf64_Sym>(bytes_, table->sh_offset + offset);
-      if (!sym)
-        break;
-      unsigned type = ELF64_ST_TYPE(sym->st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_shndx == SHN_UNDEF ||
-          sym->st_value == 0)
-        continue;
-      ByteCursor cursor(names);
-      cursor.seek(sym->st_name);
-      std::string_view symbolName = cursor.cstring();
-      if (!cursor.ok() || symbolName.empty())
-        continue;
-      if (sym->st_size > 0) {
-        uint64_t order = (table->sh_type == SHT_DYNSYM ? kDynsymOrder : 0) | offset;
-        byAddress_.push_back(
-            {sym->st_value, sym->st_size, bindingRank(sym->st_info), order, symbolName, false});
-      }
-      if (type != STT_FUNC) // an indirect function's symbol names its resolver
-        continue;
-      std::vector<uint64_t> &addresses = functions_[symbolName];
-      if (std::find(addresses.begin(), addresses.end(), sym->st_value) == addresses.end())
-        addresses.push_back(sym->st_value);
+  forEachSymbol(bytes_, [&](const Elf64_Sym &sym, std::string_view symbolName, bool dynamic,
+                            uint64_t offset) {
+    unsigned type = ELF64_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_value == 0)
+      return true;
+    if (sym.st_size > 0) {
+      uint64_t order = (dynamic ? kDynsymOrder : 0) | offset;
+      byAddress_.push_back(
+          {sym.st_value, sym.st_size, bindingRank(sym.st_info), order, symbolName, false});
     }
-  }
+    if (type != STT_FUNC) // an indirect function's symbol names its resolver
+      return true;
+    std::vector<uint64_t> &addresses = functions_[symbolName];
+    if (std::find(addresses.begin(), addresses.end(), sym.st_value) == addresses.end())
+      addresses.push_back(sym.st_value);
+    return true;
+  });
   indexPltEntries();
   auto key = [](const SizedFunction &f) { return std::tie(f.start, f.size, f.rank, f.order); };
   std::sort(byAddress_.begin(), byAddress_.end(),
@@ -266,43 +277,21 @@ void ElfImage::indexPltEntries() {
 
 std::optional<ElfImage::DataSymbol> ElfImage::dataNamed(std::string_view name) const {
   // Looked up once per command, so a scan, not an index that would stay in memory.
-  auto header = recordAt<Elf64_Ehdr>(bytes_, 0);
-  if (!header || header->e_shentsize != sizeof(Elf64_Shdr))
-    return std::nullopt;
-  auto sectionAt = [&](unsigned i) {
-    return recordAt<Elf64_Shdr>(bytes_, header->e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
-  };
-  std::optional<DataSymbol> local;
-  for (unsigned i = 0; i < header->e_shnum; ++i) {
-    auto table = sectionAt(i);
-    if (!table || (table->sh_type != SHT_SYMTAB && table->sh_type != SHT_DYNSYM) ||
-        table->sh_entsize != sizeof(Elf64_Sym))
-      continue;
-    auto strings = sectionAt(table->sh_link);
-    if (!strings || strings->sh_offset > bytes_.size() ||
-        strings->sh_size > bytes_.size() - strings->sh_offset)
-      continue;
-    auto names = bytes_.subspan(strings->sh_offset, strings->sh_size);
-    for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table->sh_size;
-         offset += sizeof(Elf64_Sym)) {
-      auto sym = recordAt<Elf64_Sym>(bytes_, table->sh_offset + offset);
-      if (!sym)
-        break;
-      if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_shndx == SHN_UNDEF ||
-          sym->st_shndx == SHN_ABS || sym->st_value == 0)
-        continue;
-      ByteCursor cursor(names);
-      cursor.seek(sym->st_name);
-      if (cursor.cstring() != name || !cursor.ok())
-        continue;
-      DataSymbol found{sym->st_value, sym->st_size};
-      if (ELF64_ST_BIND(sym->st_info) != STB_LOCAL)
-        return found;
-      if (!local)
-        local = found;
+  std::optional<DataSymbol> global, local;
+  forEachSymbol(bytes_, [&](const Elf64_Sym &sym, std::string_view symbolName, bool, uint64_t) {
+    if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
+        sym.st_shndx == SHN_ABS || sym.st_value == 0 || symbolName != name)
+      return true;
+    DataSymbol found{sym.st_value, sym.st_size};
+    if (ELF64_ST_BIND(sym.st_info) != STB_LOCAL) {
+      global = found;
+      return false;
     }
-  }
-  return local;
+    if (!local)
+      local = found;
+    return true;
+  });
+  return global ? global : local;
 }
 
 } // namespace strobe::gdb

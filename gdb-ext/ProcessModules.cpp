@@ -113,36 +113,37 @@ std::optional<ElfImage::FunctionSymbol> ProcessModules::functionAt(uint64_t pc) 
   return symbol;
 }
 
-std::vector<uint64_t> ProcessModules::functionsNamed(std::string_view name) {
+template <typename Visit> void ProcessModules::forEachImage(Visit visit) {
   reloadIfStale();
-  std::vector<uint64_t> addresses;
   std::set<std::pair<uint64_t, std::string>> seen; // one image per file, at its first mapping
   for (const Mapping &mapping : mappings_) {
     if (!seen.emplace(mapping.inode, mapping.path).second)
       continue;
-    std::optional<uint64_t> bias = biasOf(mapping);
-    if (!bias)
-      continue;
-    for (uint64_t address : imageFor(mapping)->functionsNamed(name))
-      if (std::find(addresses.begin(), addresses.end(), address + *bias) == addresses.end())
-        addresses.push_back(address + *bias);
+    if (std::optional<uint64_t> bias = biasOf(mapping))
+      if (!visit(*imageFor(mapping), *bias))
+        return;
   }
+}
+
+std::vector<uint64_t> ProcessModules::functionsNamed(std::string_view name) {
+  std::vector<uint64_t> addresses;
+  forEachImage([&](ElfImage &image, uint64_t bias) {
+    for (uint64_t address : image.functionsNamed(name))
+      if (std::find(addresses.begin(), addresses.end(), address + bias) == addresses.end())
+        addresses.push_back(address + bias);
+    return true;
+  });
   return addresses;
 }
 
 std::optional<DataLocation> ProcessModules::dataNamed(std::string_view name) {
-  reloadIfStale();
-  std::set<std::pair<uint64_t, std::string>> seen;
-  for (const Mapping &mapping : mappings_) {
-    if (!seen.emplace(mapping.inode, mapping.path).second)
-      continue;
-    std::optional<uint64_t> bias = biasOf(mapping);
-    if (!bias)
-      continue;
-    if (std::optional<ElfImage::DataSymbol> symbol = imageFor(mapping)->dataNamed(name))
-      return DataLocation{symbol->address + *bias, symbol->size};
-  }
-  return std::nullopt;
+  std::optional<DataLocation> found;
+  forEachImage([&](ElfImage &image, uint64_t bias) {
+    if (std::optional<ElfImage::DataSymbol> symbol = image.dataNamed(name))
+      found = DataLocation{symbol->address + bias, symbol->size};
+    return !found;
+  });
+  return found;
 }
 
 } // namespace strobe::gdb

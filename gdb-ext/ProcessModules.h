@@ -49,6 +49,8 @@ private:
   void reloadIfStale();
   ElfImage *imageFor(const Mapping &mapping);
   std::optional<uint64_t> biasOf(const Mapping &mapping);
+  // Calls visit(image, load bias) once per mapped file, until it returns false.
+  template <typename Visit> void forEachImage(Visit visit);
 
   int pid_;
   ReadMemory read_;

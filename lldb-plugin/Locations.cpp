@@ -39,9 +39,11 @@ uint64_t loadAddress(lldb::SBAddress address, lldb::SBTarget &target) {
   return address.IsValid() ? address.GetLoadAddress(target) : LLDB_INVALID_ADDRESS;
 }
 
-std::vector<uint64_t> symbolAddresses(lldb::SBTarget &target, const std::string &name) {
-  std::vector<uint64_t> result;
-  lldb::SBSymbolContextList found = target.FindSymbols(name.c_str(), lldb::eSymbolTypeCode);
+// The load addresses of the symbols of `type` named exactly `name` (plain or mangled), with sizes.
+std::vector<DataLocation> namedSymbols(lldb::SBTarget &target, const std::string &name,
+                                       lldb::SymbolType type) {
+  std::vector<DataLocation> result;
+  lldb::SBSymbolContextList found = target.FindSymbols(name.c_str(), type);
   for (uint32_t i = 0; i < found.GetSize(); ++i) {
     lldb::SBSymbol symbol = found.GetContextAtIndex(i).GetSymbol();
     const char *plain = symbol.GetName();
@@ -50,8 +52,15 @@ std::vector<uint64_t> symbolAddresses(lldb::SBTarget &target, const std::string 
       continue;
     if (uint64_t address = loadAddress(symbol.GetStartAddress(), target);
         address != LLDB_INVALID_ADDRESS)
-      result.push_back(address);
+      result.push_back({address, symbol.GetSize()});
   }
+  return result;
+}
+
+std::vector<uint64_t> symbolAddresses(lldb::SBTarget &target, const std::string &name) {
+  std::vector<uint64_t> result;
+  for (const DataLocation &symbol : namedSymbols(target, name, lldb::eSymbolTypeCode))
+    result.push_back(symbol.address);
   return result;
 }
 
@@ -125,18 +134,8 @@ std::optional<DataLocation> debugInfoVariable(lldb::SBTarget &target, const std:
 }
 
 std::optional<DataLocation> dataSymbol(lldb::SBTarget &target, const std::string &name) {
-  lldb::SBSymbolContextList found = target.FindSymbols(name.c_str(), lldb::eSymbolTypeData);
-  for (uint32_t i = 0; i < found.GetSize(); ++i) {
-    lldb::SBSymbol symbol = found.GetContextAtIndex(i).GetSymbol();
-    const char *plain = symbol.GetName();
-    const char *mangled = symbol.GetMangledName();
-    if (!symbol.IsValid() || !((plain && name == plain) || (mangled && name == mangled)))
-      continue;
-    if (uint64_t address = loadAddress(symbol.GetStartAddress(), target);
-        address != LLDB_INVALID_ADDRESS)
-      return DataLocation{address, symbol.GetSize()};
-  }
-  return std::nullopt;
+  std::vector<DataLocation> found = namedSymbols(target, name, lldb::eSymbolTypeData);
+  return found.empty() ? std::nullopt : std::optional<DataLocation>(found.front());
 }
 
 } // namespace

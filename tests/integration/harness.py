@@ -127,3 +127,84 @@ def gdb_python(script, program, args=(), before=(), after=(), timeout=TIMEOUT):
         return gdb([*before, f"source {f.name}", *after], program, args, timeout)
     finally:
         os.unlink(f.name)
+
+
+def run_merged(argv):
+    """Like run, with stderr merged into stdout as written, so that an error message stays
+    between the markers of the command that printed it."""
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout
+
+
+class LldbSession:
+    """One lldb-19 batch session, for scenarios written once for both debuggers."""
+    name = "lldb"
+    plugin = LLDB_PLUGIN
+    kill = "process kill"
+
+    @staticmethod
+    def session(commands, program=None, args=()):
+        # `command source -e false`: a failing command (the bad-input cases) does not end the
+        # batch, as a failing -o command would.
+        with tempfile.NamedTemporaryFile("w", suffix=".lldb", delete=False) as script:
+            script.write("\n".join(commands) + "\n")
+        try:
+            argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {LLDB_PLUGIN}",
+                    "-o", f"command source -e false {script.name}"]
+            if program:
+                argv += ["--", program, *args]
+            return run_merged(argv)
+        finally:
+            os.unlink(script.name)
+
+    @staticmethod
+    def mark(name):
+        return f"script print('@@{name}')"
+
+    @staticmethod
+    def print_variable(name):
+        return (f"script print('{name} =', "
+                f"lldb.target.FindFirstGlobalVariable('{name}').GetValueAsUnsigned())")
+
+
+class GdbSession:
+    """One gdb batch session, for scenarios written once for both debuggers."""
+    name = "gdb"
+    plugin = GDB_SCRIPT
+    kill = "kill"
+
+    @staticmethod
+    def session(commands, program=None, args=()):
+        # gdb -batch goes on after a failing command.
+        argv = ["gdb", "-nx", "-batch", "-ex", f"source {GDB_SCRIPT}"]
+        for c in commands:
+            argv += ["-ex", c]
+        if program:
+            argv += ["--args", program, *args]
+        return run_merged(argv)
+
+    @staticmethod
+    def mark(name):
+        return f"echo @@{name}\\n"
+
+    @staticmethod
+    def print_variable(name):
+        return f"python print('{name} =', int(gdb.parse_and_eval('{name}')))"
+
+
+def marked_session(debugger, steps, program=None, args=()):
+    """Runs `steps` in one session of `debugger` (LldbSession, GdbSession): commands, or (marker,
+    command...) tuples; a command may be several lines. Returns (whole output, {marker: output
+    after it, up to the next marker}); the last marker is "end"."""
+    commands = []
+    for step in steps:
+        name, *lines = step if isinstance(step, tuple) else (None, step)
+        if name is not None:
+            commands.append(debugger.mark(name))
+        for line in lines:
+            commands += line.split("\n")
+    commands.append(debugger.mark("end"))
+    _, out = debugger.session(commands, program, args)
+    parts = re.split(r"^@@(.+)$", out, flags=re.MULTILINE)
+    return out, dict(zip(parts[1::2], parts[2::2]))

@@ -18,14 +18,6 @@ SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 ACCURACY = 0.99  # issue 5: accuracy >= 99 % against --verify on the deterministic fixtures
 
 
-def run_merged(argv):
-    """stderr merged into stdout as written, so that an error message stays between the markers
-    of the command that printed it."""
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=harness.TIMEOUT, stdin=subprocess.DEVNULL)
-    return proc.returncode, proc.stdout
-
-
 def source_line(file, text):
     """FILE:LINE of the first line of examples/loop/FILE holding `text`, so that the tests follow
     the fixtures when they are edited."""
@@ -34,47 +26,6 @@ def source_line(file, text):
             if text in line:
                 return f"{file}:{number}"
     raise AssertionError(f"no line holding {text!r} in {file}")
-
-
-class Lldb:
-    name = "lldb"
-    plugin = harness.LLDB_PLUGIN
-
-    @staticmethod
-    def session(commands, program, args):
-        # `command source -e false`: a failing command (the bad-input cases) does not end the
-        # batch, as a failing -o command would.
-        with tempfile.NamedTemporaryFile("w", suffix=".lldb", delete=False) as script:
-            script.write("\n".join(commands) + "\n")
-        try:
-            return run_merged(["lldb-19", "-b", "--no-lldbinit", "-o",
-                               f"plugin load {harness.LLDB_PLUGIN}", "-o",
-                               f"command source -e false {script.name}", "--", program, *args])
-        finally:
-            os.unlink(script.name)
-
-    mark = staticmethod(lambda name: f"script print('@@{name}')")
-    print_variable = staticmethod(
-        lambda name: f"script print('{name} =', "
-                     f"lldb.target.FindFirstGlobalVariable('{name}').GetValueAsUnsigned())")
-    kill = "process kill"
-
-
-class Gdb:
-    name = "gdb"
-    plugin = harness.GDB_SCRIPT
-
-    @staticmethod
-    def session(commands, program, args):
-        argv = ["gdb", "-nx", "-batch", "-ex", f"source {harness.GDB_SCRIPT}"]
-        for c in commands:
-            argv += ["-ex", c]
-        return run_merged([*argv, "--args", program, *args])
-
-    mark = staticmethod(lambda name: f"echo @@{name}\\n")
-    print_variable = staticmethod(
-        lambda name: f"python print('{name} =', int(gdb.parse_and_eval('{name}')))")
-    kill = "kill"
 
 
 class Disassembly:
@@ -169,17 +120,9 @@ class LoopScenarios:
     def session(self, steps, program, args):
         """Runs `steps`: commands, or (marker, command...) tuples. Returns (whole output,
         {marker: output after it, up to the next marker})."""
-        d = self.debugger
-        commands = []
-        for step in steps:
-            if isinstance(step, tuple):
-                commands += [d.mark(step[0]), *step[1:]]
-            else:
-                commands.append(step)
-        commands += [d.kill, d.mark("end")]
-        _, out = d.session(commands, harness.fixture(program), args)
-        parts = re.split(r"^@@(.+)$", out, flags=re.MULTILINE)
-        sections = dict(zip(parts[1::2], parts[2::2]))
+        steps = [*steps, self.debugger.kill]
+        out, sections = harness.marked_session(self.debugger, steps, harness.fixture(program),
+                                               args)
         self.assertIn("end", sections, out)
         return out, sections
 
@@ -363,11 +306,11 @@ class LoopScenarios:
 
 
 class LldbLoop(LoopScenarios, unittest.TestCase):
-    debugger = Lldb
+    debugger = harness.LldbSession
 
 
 class GdbLoop(LoopScenarios, unittest.TestCase):
-    debugger = Gdb
+    debugger = harness.GdbSession
 
 
 if __name__ == "__main__":

@@ -37,14 +37,6 @@ def ledger(out):
     return counts
 
 
-def run_merged(argv):
-    """Like harness.run, with stderr merged into stdout as written, so that an error message
-    stays between the markers of the command that printed it."""
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=harness.TIMEOUT, stdin=subprocess.DEVNULL)
-    return proc.returncode, proc.stdout
-
-
 def spec_row(row):
     return tuple(row[c] for c in SPEC_COLUMNS)
 
@@ -54,35 +46,12 @@ def rows(doc):
     return {row["key"]: row for row in doc["rows"]}
 
 
-class Lldb:
-    name = "lldb"
-    plugin = harness.LLDB_PLUGIN
-
-    @staticmethod
-    def session(commands, program=None, args=()):
-        # `command source -e false`: a failing command (the bad-input cases) does not end the
-        # batch, as a failing -o command would.
-        with tempfile.NamedTemporaryFile("w", suffix=".lldb", delete=False) as script:
-            script.write("\n".join(commands) + "\n")
-        try:
-            argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {harness.LLDB_PLUGIN}",
-                    "-o", f"command source -e false {script.name}"]
-            if program:
-                argv += ["--", program, *args]
-            return run_merged(argv)
-        finally:
-            os.unlink(script.name)
-
-    @staticmethod
-    def mark(name):
-        return f"script print('@@{name}')"
-
+class Lldb(harness.LldbSession):
     @staticmethod
     def stop_at(function, ignore=0):
         return f"breakpoint set --name {function} --ignore-count {ignore}"
 
     attach = staticmethod(lambda pid: f"process attach -p {pid}")
-    kill = "process kill"
     # strobe's breakpoints are hidden from `breakpoint list` but are breakpoints of the target.
     count_breakpoints = "script print('breakpoints:', lldb.target.GetNumBreakpoints())"
 
@@ -105,30 +74,12 @@ class Lldb:
         return server, connect, "continue"
 
 
-class Gdb:
-    name = "gdb"
-    plugin = harness.GDB_SCRIPT
-
-    @staticmethod
-    def session(commands, program=None, args=()):
-        # gdb -batch goes on after a failing command.
-        argv = ["gdb", "-nx", "-batch", "-ex", f"source {harness.GDB_SCRIPT}"]
-        for c in commands:
-            argv += ["-ex", c]
-        if program:
-            argv += ["--args", program, *args]
-        return run_merged(argv)
-
-    @staticmethod
-    def mark(name):
-        return f"echo @@{name}\\n"
-
+class Gdb(harness.GdbSession):
     @staticmethod
     def stop_at(function, ignore=0):
         return f"break {function}" if not ignore else f"break {function}\nignore $bpnum {ignore}"
 
     attach = staticmethod(lambda pid: f"attach {pid}")
-    kill = "kill"
     count_breakpoints = "maint info breakpoints"
 
     @staticmethod
@@ -157,22 +108,7 @@ class MemScenarios:
     def session(self, steps, program=None, args=()):
         """Runs `steps`: (marker, command) pairs, a command alone, or a marker with several
         commands. Returns (whole output, {marker: output after it, up to the next})."""
-        d = self.debugger
-        commands = []
-        for step in steps:
-            if isinstance(step, tuple):
-                name, *lines = step
-                commands.append(d.mark(name))
-                for line in lines:
-                    commands += line.split("\n")
-            else:
-                commands += step.split("\n")
-        commands.append(d.mark("end"))
-        _, out = d.session(commands, program, args)
-        sections = {}
-        parts = re.split(r"^@@(.+)$", out, flags=re.MULTILINE)
-        for name, text in zip(parts[1::2], parts[2::2]):
-            sections[name] = text
+        out, sections = harness.marked_session(self.debugger, steps, program, args)
         self.assertIn("end", sections, out)
         return out, sections
 
