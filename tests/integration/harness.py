@@ -1,6 +1,7 @@
 """Runs the real lldb-19 and gdb in batch mode with strobe loaded, for the integration tests.
 
 ctest passes the build's paths in the environment (see tests/CMakeLists.txt)."""
+import json
 import os
 import re
 import signal
@@ -208,3 +209,21 @@ def marked_session(debugger, steps, program=None, args=()):
     _, out = debugger.session(commands, program, args)
     parts = re.split(r"^@@(.+)$", out, flags=re.MULTILINE)
     return out, dict(zip(parts[1::2], parts[2::2]))
+
+
+class MarkedScenarios:
+    """Scenarios written once for both debuggers; a subclass sets `debugger` (LldbSession,
+    GdbSession) and mixes in unittest.TestCase."""
+    debugger = None
+
+    def marked(self, steps, program=None, args=()):
+        out, sections = marked_session(self.debugger, steps, program, args)
+        self.assertIn("end", sections, out)
+        return out, sections
+
+    def json_of(self, section, out):
+        """The JSON document a command printed in `section` (one line starting with '{')."""
+        for line in section.splitlines():
+            if line.startswith("{"):
+                return json.loads(line)
+        self.fail(f"no JSON document in:\n{section}\n--- whole output:\n{out}")

@@ -5,7 +5,6 @@ printed between commands. Expected traces come from the fixtures' own disassembl
 the straight-line bodies), from the fixture's own iteration counter, or from `--verify`, which
 single-steps one iteration with the stepper that test_step.py checks against each debugger's
 stepi."""
-import json
 import os
 import re
 import subprocess
@@ -110,7 +109,7 @@ def accuracy(got, truth):
     return 1 - edit_distance(got, truth) / max(len(got), len(truth), 1)
 
 
-class LoopScenarios:
+class LoopScenarios(harness.MarkedScenarios):
     """The scenarios, written once; LldbLoop and GdbLoop run them in their debugger."""
     debugger = None
 
@@ -120,17 +119,7 @@ class LoopScenarios:
     def session(self, steps, program, args):
         """Runs `steps`: commands, or (marker, command...) tuples. Returns (whole output,
         {marker: output after it, up to the next marker})."""
-        steps = [*steps, self.debugger.kill]
-        out, sections = harness.marked_session(self.debugger, steps, harness.fixture(program),
-                                               args)
-        self.assertIn("end", sections, out)
-        return out, sections
-
-    def json_of(self, section, out):
-        for line in section.splitlines():
-            if line.startswith("{"):
-                return json.loads(line)
-        self.fail(f"no JSON document in:\n{section}\n--- whole output:\n{out}")
+        return self.marked([*steps, self.debugger.kill], harness.fixture(program), args)
 
     def error_of(self, section, out):
         errors = [line for line in section.splitlines() if line.startswith("error:")]

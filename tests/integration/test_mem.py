@@ -4,7 +4,6 @@ Every scenario runs once per debugger, in one debugger session that batches its 
 output is cut at markers the session prints between commands. Expected tables come from spec
 003's vectors (T2, T3, Fig. 3) or from the ledger line each fixture prints at exit, its own count
 of what it allocated and freed."""
-import json
 import os
 import re
 import subprocess
@@ -98,7 +97,7 @@ class Gdb(harness.GdbSession):
         return ["sh", "-c", command], [f"target remote 127.0.0.1:{port}"], "continue"
 
 
-class MemScenarios:
+class MemScenarios(harness.MarkedScenarios):
     """The scenarios, written once; LldbMem and GdbMem run them in their debugger."""
     debugger = None
 
@@ -108,15 +107,7 @@ class MemScenarios:
     def session(self, steps, program=None, args=()):
         """Runs `steps`: (marker, command) pairs, a command alone, or a marker with several
         commands. Returns (whole output, {marker: output after it, up to the next})."""
-        out, sections = harness.marked_session(self.debugger, steps, program, args)
-        self.assertIn("end", sections, out)
-        return out, sections
-
-    def json_of(self, section, out):
-        for line in section.splitlines():
-            if line.startswith("{"):
-                return json.loads(line)
-        self.fail(f"no JSON table in:\n{section}\n--- whole output:\n{out}")
+        return self.marked(steps, program, args)
 
     def error_of(self, section):
         return [line for line in section.splitlines() if line.startswith("error:")]
