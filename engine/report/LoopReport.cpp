@@ -12,6 +12,9 @@ namespace {
 
 constexpr size_t kContradictionsListed = 3;
 constexpr size_t kSamplesListed = 12;
+// Below both, the summary suggests capturing more.
+constexpr double kLowCoverage = 0.5;
+constexpr size_t kFewSamples = 1000;
 
 std::string label(const LoopRebuild &rebuilt, uint32_t function, uint32_t ordinal) {
   const std::string &name =
@@ -164,9 +167,15 @@ std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
                        rebuilt.cappedIterations, d.iterations);
   out += fmt::format("split: {} ({}); mode: {}\n", splitName(rebuilt.split), rebuilt.splitReason,
                      modeName(rebuilt.mode));
-  if (d.coverage)
+  if (d.coverage) {
     out += fmt::format("coverage: {} of the loop's {} instructions were sampled\n",
                        percent(*d.coverage), rebuilt.loopInstructions.size());
+    if (*d.coverage < kLowCoverage && d.samples < kFewSamples)
+      out += fmt::format("note: {} samples are few for this loop; capture longer (--duration) or "
+                         "more often (--frequency) for the time per instruction and for the "
+                         "branches only samples can decide\n",
+                         d.samples);
+  }
   if (!rebuilt.path.empty() && !rebuilt.walked)
     out += "path: the merged samples as they are (--annotation pure: not walked through the "
            "code)\n";

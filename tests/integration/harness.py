@@ -143,6 +143,7 @@ class LldbSession:
     name = "lldb"
     plugin = LLDB_PLUGIN
     kill = "process kill"
+    attach = staticmethod(lambda pid: f"process attach -p {pid}")
 
     @staticmethod
     def session(commands, program=None, args=()):
@@ -174,6 +175,7 @@ class GdbSession:
     name = "gdb"
     plugin = GDB_SCRIPT
     kill = "kill"
+    attach = staticmethod(lambda pid: f"attach {pid}")
 
     @staticmethod
     def session(commands, program=None, args=()):

@@ -293,6 +293,15 @@ class LoopScenarios(harness.MarkedScenarios):
         self.assertGreaterEqual(summary["iterations"], 0.5 * calls, out)
         self.assertGreaterEqual(summary["samples"], 3 * summary["iterations"], out)
 
+    # A live process the debugger attached to, not one it launched.
+    def test_attached_process(self):
+        d = self.debugger
+        with harness.Background([harness.fixture("loop_funcm"), "30"]) as process:
+            out, s = self.marked(
+                [d.attach(process.pid),
+                 ("funcm", "strobe loop --at func_M --duration 1 --verify --json"), d.kill])
+        self.assert_verified(self.json_of(s["funcm"], out), out)
+
 
 class LldbLoop(LoopScenarios, unittest.TestCase):
     debugger = harness.LldbSession

@@ -50,7 +50,6 @@ class Lldb(harness.LldbSession):
     def stop_at(function, ignore=0):
         return f"breakpoint set --name {function} --ignore-count {ignore}"
 
-    attach = staticmethod(lambda pid: f"process attach -p {pid}")
     # strobe's breakpoints are hidden from `breakpoint list` but are breakpoints of the target.
     count_breakpoints = "script print('breakpoints:', lldb.target.GetNumBreakpoints())"
 
@@ -78,7 +77,6 @@ class Gdb(harness.GdbSession):
     def stop_at(function, ignore=0):
         return f"break {function}" if not ignore else f"break {function}\nignore $bpnum {ignore}"
 
-    attach = staticmethod(lambda pid: f"attach {pid}")
     count_breakpoints = "maint info breakpoints"
 
     @staticmethod

@@ -109,8 +109,7 @@ TEST(LoopFromCapture, UnsampledInstructionsAreFilledInFromTheCode) {
     sampled += !step.filled;
     EXPECT_EQ(step.samples, step.filled ? 0u : 1u) << std::hex << step.element.pc;
   }
-  EXPECT_GE(sampled, 15u);
-  EXPECT_LE(sampled, 20u);
+  EXPECT_EQ(sampled, 17u); // positions 27 + 130k mod 59; the first and last iterations dropped
   EXPECT_EQ(rebuilt.path[0].element.pc, kFuncM);
   EXPECT_TRUE(rebuilt.path[0].filled);
   EXPECT_TRUE(rebuilt.pathComplete);

@@ -40,6 +40,30 @@ TEST(LoopReport, OneLinePerInstructionInExecutionOrder) {
   EXPECT_EQ(text.find("LOW CONFIDENCE"), std::string::npos);
 }
 
+TEST(LoopReport, FilledInstructionsAndTheCostAreShown) {
+  // 20 samples on 20 distinct instructions, at least one under each call site (the calls go
+  // through a register); the entry is never sampled. The rest is filled in from the code.
+  Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(40, kSpecCallees), 130, 27);
+  capture.stops = 20;
+  capture.durationNs = 2'000'000'000;
+  capture.loop->threadCpuNs = 1'900'000'000;
+  std::string text =
+      renderLoop(capture, rebuildLoop(capture, {LoopMode::Time, true}, nullptr), false);
+  std::vector<std::string> out = lines(text);
+  ASSERT_GT(out.size(), 57u);
+  EXPECT_NE(out[2].find("func_M:0"), std::string::npos) << out[2];
+  EXPECT_NE(out[2].find(" - "), std::string::npos) << out[2]; // filled: no sample
+  // Sampled: 17 distinct instructions (the first and last iterations are dropped: either may be
+  // cut short).
+  EXPECT_NE(text.find("path: 56 instructions, 39 of them never sampled"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" samples are few"), std::string::npos) << text;
+  EXPECT_NE(text.find("stops: 20 to sample, 40 at the marker, in 2.00 s; the loop's thread ran "
+                      "95.0% of that time: a CPU-bound loop ran 5.0% slower"),
+            std::string::npos)
+      << text;
+}
+
 TEST(LoopReport, TimeModeShowsWeights) {
   Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(70, kSpecCallees), 7);
   std::string text =
