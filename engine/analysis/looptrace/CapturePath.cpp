@@ -101,6 +101,21 @@ PlaceKey placeKey(const Element &e) {
 
 using SequenceKey = std::vector<PlaceKey>;
 
+// An element's basic block under its call site, as an ordered key.
+PlaceKey blockKey(const Element &e) {
+  return {uint64_t{e.function} << 32 | e.block, e.context.has_value(),
+          e.context ? e.context->function : 0, e.context ? e.context->ordinal : 0};
+}
+
+// Instructions in the element's basic block; nullopt outside the code the capture holds.
+std::optional<size_t> blockSize(CaptureAnnotator &annotator, const Element &element) {
+  std::optional<uint64_t> start = annotator.codedFunctionAt(element.pc);
+  const ControlFlowGraph *cfg = start ? annotator.graph(*start) : nullptr;
+  if (!cfg || element.block >= cfg->blocks().size())
+    return std::nullopt;
+  return cfg->blocks()[element.block].instructionCount;
+}
+
 SequenceKey keyOf(const PartialSequence &sequence) {
   SequenceKey key;
   for (const Element &e : sequence)
@@ -122,23 +137,27 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
   request.wholeFunction = info.wholeFunction;
   request.loopAddresses = rebuilt.loopInstructions;
   request.indirectCallees = evidence.indirectCallees;
-  // The walk is steered by the merged trace's instructions in order, leaving out those that hold
-  // a tenth of the mean sample count or less: a rarely taken path (every 1024th iteration) must
-  // not pull the walk through it. Left out, they are filled in if the path runs them anyway.
-  std::map<PlaceKey, size_t> support;
-  size_t samples = 0;
+  // The walk is steered by the merged trace's instructions in order, leaving out those of basic
+  // blocks (under one call site) with a tenth of the median samples per instruction or less: a
+  // rarely taken path (every 1024th iteration) must not pull the walk through it, however slow
+  // its instructions are. Left out, they are filled in if the path runs them anyway.
+  std::map<PlaceKey, double> density; // (call site, function, block) -> samples per instruction
   for (const PartialSequence &sequence : rebuilt.iterations)
-    for (const Element &element : sequence) {
-      ++support[placeKey(element)];
-      ++samples;
-    }
+    for (const Element &element : sequence)
+      if (std::optional<size_t> size = blockSize(annotator, element))
+        density[blockKey(element)] += 1.0 / static_cast<double>(*size);
+  std::vector<double> densities;
+  for (const auto &[block, samples] : density)
+    densities.push_back(samples);
+  std::nth_element(densities.begin(), densities.begin() + densities.size() / 2, densities.end());
+  double median = densities.empty() ? 0 : densities[densities.size() / 2];
   const std::vector<WeightedElement> &merged = rebuilt.trace.trace;
-  double mean = static_cast<double>(samples) / static_cast<double>(support.size());
   std::vector<PathPoint> points;
   std::vector<size_t> steering; // index in `merged` of each point
   for (size_t i = 0; i < merged.size(); ++i) {
     const Element &element = merged[i].element;
-    if (static_cast<double>(support[placeKey(element)]) * 10 <= mean)
+    auto block = density.find(blockKey(element));
+    if (block == density.end() || block->second * 10 <= median)
       continue;
     points.push_back(pointOf(element, evidence));
     steering.push_back(i);
