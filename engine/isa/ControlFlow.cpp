@@ -130,6 +130,15 @@ std::optional<unsigned> ControlFlowGraph::instructionAt(uint64_t address) const 
   return static_cast<unsigned>(it - instructions_.begin());
 }
 
+const CfgInstruction *ControlFlowGraph::instructionAtOrBefore(uint64_t address) const {
+  auto after = std::upper_bound(
+      instructions_.begin(), instructions_.end(), address,
+      [](uint64_t value, const CfgInstruction &insn) { return value < insn.address; });
+  if (after == instructions_.begin())
+    return nullptr;
+  return &*std::prev(after);
+}
+
 void ControlFlowGraph::formBlocks() {
   std::vector<bool> leader(instructions_.size(), false);
   leader[0] = true;

@@ -98,6 +98,9 @@ public:
 
   // Where `pc` sits; nullopt unless it is the address of one of the instructions.
   std::optional<CodeLocation> locate(uint64_t pc) const;
+  // The last instruction starting at or before `address`, the one holding it inside the decoded
+  // bytes (a return address minus one names its call); null before the first.
+  const CfgInstruction *instructionAtOrBefore(uint64_t address) const;
   // The innermost loop whose blocks hold the instruction at `pc`, or null.
   const Loop *innermostLoop(uint64_t pc) const;
   // The loop whose head block starts at `head`, or null.

@@ -215,6 +215,7 @@ std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
 
 json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
   const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
+  std::optional<double> share = cpuShare(capture);
   std::vector<std::string> contradictions;
   for (const Contradiction &c : d.contradictions) {
     std::vector<std::string> elements;
@@ -254,7 +255,7 @@ json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
       .add("markerStops",
            json::number(uint64_t{capture.loop ? capture.loop->markerHits.size() : 0}))
       .add("durationNs", json::number(capture.durationNs))
-      .add("threadCpuShare", cpuShare(capture) ? json::number(*cpuShare(capture), 4) : "null");
+      .add("threadCpuShare", share ? json::number(*share, 4) : "null");
   if (rebuilt.verification)
     summary.add("accuracy", json::number(rebuilt.verification->accuracy, 4))
         .add("truthInstructions", json::number(uint64_t{rebuilt.verification->truth.size()}))

@@ -88,16 +88,10 @@ Place CaptureAnnotator::place(uint64_t address) {
   Key key = keyOf(address, name);
   Place place{idOf(key, name), 0, 0, 0};
   if (const ControlFlowGraph *cfg = key.start != 0 ? graph(key.start) : nullptr) {
-    // The instruction holding the address: the last one starting at or before it.
-    auto instructions = cfg->instructions();
-    auto after = std::upper_bound(
-        instructions.begin(), instructions.end(), address,
-        [](uint64_t value, const CfgInstruction &insn) { return value < insn.address; });
-    if (after != instructions.begin()) {
-      const CfgInstruction &insn = *std::prev(after);
-      const BasicBlock &block = cfg->blocks()[insn.block];
-      place.ordinal = static_cast<uint32_t>(std::prev(after) - instructions.begin());
-      place.block = insn.block;
+    if (const CfgInstruction *insn = cfg->instructionAtOrBefore(address)) {
+      const BasicBlock &block = cfg->blocks()[insn->block];
+      place.ordinal = static_cast<uint32_t>(insn - cfg->instructions().data());
+      place.block = insn->block;
       place.blockOffset = place.ordinal - block.firstInstruction;
     }
     return place;
@@ -105,6 +99,16 @@ Place CaptureAnnotator::place(uint64_t address) {
   const std::set<uint64_t> &ranked = uncoded_[key];
   place.ordinal = static_cast<uint32_t>(std::distance(ranked.begin(), ranked.lower_bound(address)));
   return place;
+}
+
+Element CaptureAnnotator::element(uint64_t pc, std::optional<uint64_t> call) {
+  Place at = place(pc);
+  Element element{pc, at.function, at.ordinal, at.block, at.blockOffset, {}};
+  if (call) {
+    Place site = place(*call);
+    element.context = CallingContext{site.function, site.ordinal};
+  }
+  return element;
 }
 
 ControlFlowEdges CaptureAnnotator::edges() const {

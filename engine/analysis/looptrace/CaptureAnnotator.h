@@ -37,6 +37,8 @@ public:
   void note(uint64_t address);
   // The instruction holding `address` (a return address minus one names its call).
   Place place(uint64_t address);
+  // The element of the instruction at `pc`, run under the call instruction holding `call`, if any.
+  Element element(uint64_t pc, std::optional<uint64_t> call);
 
   const std::vector<LoopFunction> &functions() const { return functions_; }
   // Every (function id, from block, to block) edge of the coded functions numbered so far.

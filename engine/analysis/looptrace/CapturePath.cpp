@@ -15,16 +15,8 @@ namespace {
 const CfgInstruction *callBefore(CaptureAnnotator &annotator, uint64_t returnAddress) {
   std::optional<uint64_t> start = annotator.codedFunctionAt(returnAddress - 1);
   const ControlFlowGraph *cfg = start ? annotator.graph(*start) : nullptr;
-  if (!cfg)
-    return nullptr;
-  auto instructions = cfg->instructions();
-  auto after = std::upper_bound(
-      instructions.begin(), instructions.end(), returnAddress - 1,
-      [](uint64_t value, const CfgInstruction &insn) { return value < insn.address; });
-  if (after == instructions.begin())
-    return nullptr;
-  const CfgInstruction &call = *std::prev(after);
-  return call.address + call.length == returnAddress ? &call : nullptr;
+  const CfgInstruction *call = cfg ? cfg->instructionAtOrBefore(returnAddress - 1) : nullptr;
+  return call && call->address + call->length == returnAddress ? call : nullptr;
 }
 
 using ContextKey = std::pair<uint32_t, uint32_t>; // (function id, ordinal) of a call site
@@ -72,17 +64,6 @@ PathPoint pointOf(const Element &element, const CallEvidence &evidence) {
       point.callSite = site->second;
   }
   return point;
-}
-
-// An element as the path's step at `point` is annotated.
-Element elementAt(CaptureAnnotator &annotator, const PathPoint &point) {
-  Place at = annotator.place(point.pc);
-  Element element{point.pc, at.function, at.ordinal, at.block, at.blockOffset, {}};
-  if (point.callSite) {
-    Place call = annotator.place(*point.callSite);
-    element.context = CallingContext{call.function, call.ordinal};
-  }
-  return element;
 }
 
 // A sample (as split into iterations) falls on a step when the pc and, if it names one, the call
@@ -178,12 +159,12 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
         uncodedUnder[*point.callSite].insert(point.pc);
   for (size_t i = 0; i < walked.steps.size(); ++i) {
     const PathPoint &step = walked.steps[i];
-    rebuilt.path.push_back({elementAt(annotator, step), 0, false});
+    rebuilt.path.push_back({annotator.element(step.pc, step.callSite), 0, false});
     auto under = uncodedUnder.find(step.pc);
     bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
     if (under != uncodedUnder.end() && !entered)
       for (uint64_t pc : under->second)
-        rebuilt.path.push_back({elementAt(annotator, {pc, step.pc}), 0, false});
+        rebuilt.path.push_back({annotator.element(pc, step.pc), 0, false});
   }
   rebuilt.pathComplete = walked.complete;
   if (!walked.complete) {

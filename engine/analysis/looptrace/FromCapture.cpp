@@ -223,12 +223,10 @@ LoopRebuild rebuildLoop(const Capture &capture, const LoopRebuildOptions &option
   samples.reserve(used.size());
   for (const InTarget &entry : used) {
     const Sample &sample = capture.samples[entry.index];
-    Place at = annotator.place(sample.stack[0]);
-    Element element{sample.stack[0], at.function, at.ordinal, at.block, at.blockOffset, {}};
-    if (options.context && entry.depth > 0) {
-      Place call = annotator.place(sample.stack[1] - 1);
-      element.context = CallingContext{call.function, call.ordinal};
-    }
+    Element element =
+        annotator.element(sample.stack[0], options.context && entry.depth > 0
+                                               ? std::optional<uint64_t>(sample.stack[1] - 1)
+                                               : std::nullopt);
     samples.push_back({element, sample.timeNs, iterationOf(info, hitTimes, entry.index, sample)});
   }
 
