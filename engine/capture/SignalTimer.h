@@ -1,6 +1,7 @@
 // The native thread that asks for sample stops: it sends the sample signal to the inferior at a
 // jittered period, with at most one signal in flight, so a slow debugger is never flooded and a
-// stop the user is sitting in does not pile signals up. It never touches the debugger.
+// stop the user is sitting in does not pile signals up; and never so soon after a stop that the
+// stops take more than their share of the inferior's time. It never touches the debugger.
 #pragma once
 
 #include <condition_variable>
@@ -19,6 +20,10 @@ public:
     uint64_t periodNs = 0;
     double jitter = 0.1;                // each period is drawn from period * [1 - j, 1 + j]
     std::optional<uint64_t> durationNs; // after this, the signal in flight ends the capture
+    // How much the sample stops may slow the inferior down: the most time stopped per time run
+    // (0.05: 5 %). After a stop that lasted d, the next signal waits until the inferior has run
+    // d / maxSlowdown.
+    double maxSlowdown = 1.0;
   };
 
   explicit SignalTimer(Config config);
@@ -29,9 +34,14 @@ public:
   // Called at the stop the signal in flight caused. Returns the latency from send to this call in
   // nanoseconds, or nullopt when no signal was in flight (a stray or late one).
   std::optional<uint64_t> acknowledge();
+  // The stop for the acknowledged signal is over: the inferior runs again. The next signal is
+  // timed from here, so it must follow every acknowledge() whose stop resumes the inferior.
+  void resumed();
   bool inFlight() const;
   // The duration has elapsed: the stop for the signal in flight is the capture's last.
   bool finalRequested() const;
+  // Ends the duration now: the next signal goes out without waiting for its period and is final.
+  void endSoon();
   // The inferior is gone (kill failed with ESRCH).
   bool targetGone() const;
   uint64_t signalsSent() const;
@@ -43,12 +53,15 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool hurry_ = false; // endSoon() was called
   bool inFlight_ = false;
+  bool stopped_ = false; // acknowledged, not yet resumed
   bool final_ = false;
   bool gone_ = false;
   uint64_t sent_ = 0;
   uint64_t sentAtNs_ = 0;
-  uint64_t lastLatencyNs_ = 0; // send -> acknowledge of the previous signal
+  uint64_t lastStopNs_ = 0; // send -> resumed of the previous signal
+  uint64_t resumedAtNs_ = 0;
   std::thread thread_;
 };
 

@@ -6,6 +6,12 @@ namespace {
 std::vector<OptionSpec> samplingOptions() {
   return {
       {"frequency", 'F', "HZ", "samples per second, jittered by 10 % (default 199)", {}},
+      {"overhead",
+       0,
+       "PCT",
+       "how much strobe's stops may slow the process down, in percent; slow stops lower "
+       "the rate below --frequency (default 25)",
+       {}},
       {"stack",
        0,
        "N",
@@ -125,7 +131,14 @@ std::vector<SubcommandSpec> build() {
          {}},
         {"iterations", 'i', "N", "capture until N iterations were sampled", {}},
         {"duration", 'd', "TIME", "capture for this long (default 2s)", {}},
-        {"frequency", 'F', "HZ", "samples per second (default 997)", {}},
+        {"frequency", 'F', "HZ", "samples per second at most (default 997)", {}},
+        {"overhead",
+         0,
+         "PCT",
+         "how much the sample stops may slow the loop down, in percent (default 4, so the "
+         "whole capture stays within 5 %): slow stops lower the rate below --frequency; a "
+         "longer --duration makes up the samples",
+         {}},
         {"mode", 0, "MODE", "score tables", {"time", "count", "bb"}},
         {"annotation",
          0,

@@ -76,6 +76,7 @@ Capture &Session::Impl::captureForEvents(Target &t) {
 SamplingPlan Session::Impl::samplingPlan(const ParsedCommand &cmd, bool blocking) const {
   SamplingPlan plan;
   plan.hz = cmd.number("frequency", plan.hz, 1, 10000);
+  plan.maxSlowdown = cmd.number("overhead", 100 * plan.maxSlowdown, 1, 1000) / 100;
   plan.depth = static_cast<unsigned>(cmd.number("stack", plan.depth, 1, 64));
   plan.duration = cmd.duration("duration");
   if (cmd.has("samples"))
@@ -126,7 +127,9 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   stopWatch.reset(); // the sampling arming reports every stop from now on
   next->arming = t.arm(*session, sampleSignal());
   next->timer = std::make_unique<SignalTimer>(
-      SignalTimer::Config{t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration});
+      SignalTimer::Config{t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration,
+                          plan.maxSlowdown});
+  next->stopsBefore = c.stops;
   if (joining) {
     next->startNs = captureStartNs;
   } else {
@@ -152,7 +155,12 @@ void Session::Impl::finish(const std::string &reason) {
   if (tracker && tracker->active() && target->hasProcess())
     stopWatch = target->arm(*session, 0); // heap tracking goes on: its exit must still be seen
   Capture &c = *capture;
-  c.durationNs = monotonicNs() - ending->startNs;
+  uint64_t now = monotonicNs();
+  c.durationNs = now - ending->startNs;
+  // The period the samples stand for, which slow stops make longer than asked: it turns sample
+  // counts into time.
+  if (c.stops > ending->stopsBefore)
+    c.header.periodNs = (now - ending->armedNs) / (c.stops - ending->stopsBefore);
   c.endReason = reason;
   // After an exit the front-end symbolizes from the modules it saw; what it cannot stays unnamed.
   ending->checkpoint();
@@ -207,6 +215,7 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
     readNs += end - begin;
     if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs)
       live->checkpoint();
+    live->timer->resumed(); // the rest of this stop is ending the capture or the resume
     if (live->timer->finalRequested() && !live->timer->inFlight()) {
       finish("the duration was reached");
       return Verdict::StopQuietly;
@@ -234,10 +243,16 @@ std::string Session::Impl::status() const {
   if (captureOrigin == "live" && capture->stops)
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
-  if (live)
+  if (live) {
+    uint64_t sampling = monotonicNs() - live->armedNs;
+    double asked = 1e9 / capture->header.periodNs;
+    double reached = (capture->stops - live->stopsBefore) * 1e9 / std::max<uint64_t>(sampling, 1);
+    if (capture->stops > live->stopsBefore && reached < 0.9 * asked)
+      counts += fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)",
+                            reached);
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
-                       1e9 / capture->header.periodNs,
-                       formatDuration(monotonicNs() - live->startNs), counts, cost);
+                       asked, formatDuration(monotonicNs() - live->startNs), counts, cost);
+  }
   return fmt::format("strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin,
                      counts, formatDuration(capture->durationNs),
                      capture->endReason.empty() ? "" : "; ended because " + capture->endReason,

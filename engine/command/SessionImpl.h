@@ -32,6 +32,9 @@ std::string describeStop(const StopEvent &event);
 // How a live capture samples: what `start`, `record` and `loop` ask for.
 struct SamplingPlan {
   double hz = 199; // prime, so it does not beat with round-number periods
+  // How much sample stops may slow the inferior down (time stopped per time run); slower stops
+  // lower the rate below hz. perf's own limit on its sampling is a quarter of the CPU.
+  double maxSlowdown = 0.25;
   unsigned depth = 2;
   std::optional<uint64_t> duration;    // ns
   std::optional<uint64_t> sampleLimit; // stops
@@ -50,6 +53,8 @@ struct LiveCapture {
   std::unique_ptr<TraceWriter> output; // --output: the capture streams to disk as it runs
   size_t samplesWritten = 0;
   uint64_t startNs = monotonicNs();
+  uint64_t armedNs = startNs; // startNs is the heap tracking's when sampling joins its capture
+  uint64_t stopsBefore = 0;   // the capture's stops from an earlier arming
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
   bool blocking = false; // 'strobe record' waits on it and reports how it ended

@@ -152,6 +152,8 @@ private:
       capture_.stops = chunk.end().stops();
       capture_.durationNs = chunk.end().duration_ns();
       capture_.endReason = chunk.end().end_reason();
+      if (chunk.end().period_ns())
+        capture_.header.periodNs = chunk.end().period_ns();
       ended_ = true;
       return std::nullopt;
     case pb::Chunk::BODY_NOT_SET:

@@ -332,6 +332,7 @@ void TraceWriter::writeEnd(const Capture &capture) {
   end.mutable_end()->set_stops(capture.stops);
   end.mutable_end()->set_duration_ns(capture.durationNs);
   end.mutable_end()->set_end_reason(capture.endReason);
+  end.mutable_end()->set_period_ns(capture.header.periodNs);
   impl_->writeChunk(end);
   impl_->ended = true;
   flush();

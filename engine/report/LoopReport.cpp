@@ -145,8 +145,11 @@ std::optional<double> cpuShare(const Capture &capture) {
 
 std::string costText(const Capture &capture) {
   size_t markerStops = capture.loop ? capture.loop->markerHits.size() : 0;
-  std::string out = fmt::format("stops: {} to sample, {} at the marker, in {}", capture.stops,
-                                markerStops, formatDuration(capture.durationNs));
+  std::string rate;
+  if (capture.header.periodNs)
+    rate = fmt::format(" ({:.0f} Hz)", 1e9 / capture.header.periodNs);
+  std::string out = fmt::format("stops: {} to sample{}, {} at the marker, in {}", capture.stops,
+                                rate, markerStops, formatDuration(capture.durationNs));
   if (std::optional<double> share = cpuShare(capture))
     out += fmt::format("; the loop's thread ran {} of that time: a CPU-bound loop ran {} slower "
                        "than without strobe",
@@ -252,6 +255,7 @@ json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
       .add("lowConfidence", lowConfidence(rebuilt) ? "true" : "false")
       .add("contradictions", json::array(contradictions))
       .add("sampleStops", json::number(capture.stops))
+      .add("periodNs", json::number(capture.header.periodNs))
       .add("markerStops",
            json::number(uint64_t{capture.loop ? capture.loop->markerHits.size() : 0}))
       .add("durationNs", json::number(capture.durationNs))

@@ -1,5 +1,8 @@
 """strobe in lldb-19: captures of a launched, an attached, a remote and a multi-threaded process,
-and a saved capture read back by strobe-report."""
+and a saved capture read back by strobe-report.
+
+Captures that want many samples quickly pass --overhead 100 (stops may take half the run time)
+instead of the default 25 %, which lowers 1000 Hz to a few hundred on a slow machine."""
 import os
 import re
 import tempfile
@@ -21,16 +24,15 @@ class LldbCapture(unittest.TestCase):
     def test_launched_process_profile_matches_the_demo(self):
         rc, out = harness.lldb(
             ["b main", "run", "process handle SIGRTMAX-1",
-             "strobe record --duration 3 --frequency 1000", "strobe profile",
+             "strobe record --duration 3 --frequency 1000 --overhead 100", "strobe profile",
              "process handle SIGRTMAX-1"],
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
         reason, samples = harness.ended(out)
         self.assertEqual(reason, "the duration was reached", out)
-        # At 1 kHz the stops themselves take a third or more of each period on a small machine;
-        # the sample count and so the precision depend on its load (the ±3 points check with a
-        # fixed count is the next test).
-        self.assertGreaterEqual(samples, 1000, out)
+        # An LLDB stop costs 0.6-5 ms depending on the machine's load, so the sample count and
+        # the precision depend on it (the ±3 points check with a fixed count is the next test).
+        self.assertGreaterEqual(samples, 300, out)
         harness.assert_demo_shares(self, out, points=5.0)
         before, after = re.findall(
             rf"{SAMPLE_SIGNAL}\s+(true|false)\s+(true|false)\s+(true|false)", out)
@@ -38,7 +40,8 @@ class LldbCapture(unittest.TestCase):
 
     def test_two_thousand_samples_are_within_three_points(self):
         rc, out = harness.lldb(
-            ["b main", "run", "strobe record --samples 2500 --frequency 1000", "strobe profile"],
+            ["b main", "run", "strobe record --samples 2500 --frequency 1000 --overhead 100",
+             "strobe profile"],
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
         reason, samples = harness.ended(out)
@@ -48,7 +51,7 @@ class LldbCapture(unittest.TestCase):
     def test_attached_process(self):
         with harness.Background([harness.fixture("demo"), "0"]) as demo:
             rc, out = harness.lldb([f"process attach -p {demo.pid}",
-                                    "strobe record --samples 2000 --frequency 1000",
+                                    "strobe record --samples 2000 --frequency 1000 --overhead 100",
                                     "strobe profile", "detach"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(harness.ended(out)[1], 2000, out)
@@ -65,7 +68,7 @@ class LldbCapture(unittest.TestCase):
         with harness.Background(server):
             rc, out = harness.lldb([f"target create {harness.fixture('demo')}",
                                     f"gdb-remote 127.0.0.1:{port}",
-                                    "strobe record --samples 2000 --frequency 1000",
+                                    "strobe record --samples 2000 --frequency 1000 --overhead 100",
                                     "strobe profile", "process kill"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(harness.ended(out)[1], 2000, out)
@@ -98,7 +101,7 @@ class LldbCapture(unittest.TestCase):
             trace = os.path.join(scratch, "with space", "demo.strobe")
             os.makedirs(os.path.dirname(trace))
             rc, out = harness.lldb(
-                ["b main", "run", "strobe record --samples 500 --frequency 1000",
+                ["b main", "run", "strobe record --samples 500 --frequency 1000 --overhead 100",
                  f'strobe save "{trace}"', "strobe profile"],
                 harness.fixture("demo"), ["30"])
             self.assertEqual(rc, 0, out)

@@ -187,7 +187,9 @@ class DataAddressThroughLldb(unittest.TestCase):
 
     def test_a_global_of_the_launched_executable_splits_the_iterations(self):
         rc, out = harness.lldb(["b func_M", "run", "breakpoint delete 1",
-                                "strobe loop --at func_M --split expr:iteration --duration 1",
+                                # many samples in a second, whatever an LLDB stop costs
+                                "strobe loop --at func_M --split expr:iteration --duration 1 "
+                                "--overhead 100",
                                 "strobe loop --at func_M --split expr:no_such_variable_anywhere"],
                                harness.fixture("loop_funcm"), ["30"])
         self.assertIn("split: expr ('iteration' read at each sample)", out)

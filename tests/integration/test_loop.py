@@ -274,12 +274,12 @@ class LoopScenarios(harness.MarkedScenarios):
         self.assertRegex(s["text"], r"\n  e\.g\. \S+:\d+")
 
     # Scenario 8: long iterations split by a marker: one partial sequence per iteration, several
-    # samples in each.
+    # samples in each (at the rate asked: --overhead 100 keeps slow stops from lowering it).
     def test_marker_split_long_iterations(self):
         d = self.debugger
         out, s = self.session(
             ["b main", "run", ("before", d.print_variable("iteration")),
-             ("loop", "strobe loop --at body --split marker --duration 1 --json"),
+             ("loop", "strobe loop --at body --split marker --duration 1 --overhead 100 --json"),
              ("after", d.print_variable("iteration"))],
             "loop_helper", ["30", "2000"])
         calls = self.variable(s["after"], "iteration") - self.variable(s["before"], "iteration")

@@ -46,6 +46,7 @@ TEST(LoopReport, FilledInstructionsAndTheCostAreShown) {
   Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(40, kSpecCallees), 130, 27);
   capture.stops = 20;
   capture.durationNs = 2'000'000'000;
+  capture.header.periodNs = 100'000'000;
   capture.loop->threadCpuNs = 1'900'000'000;
   std::string text =
       renderLoop(capture, rebuildLoop(capture, {LoopMode::Time, true}, nullptr), false);
@@ -58,7 +59,7 @@ TEST(LoopReport, FilledInstructionsAndTheCostAreShown) {
   EXPECT_NE(text.find("path: 56 instructions, 39 of them never sampled"), std::string::npos)
       << text;
   EXPECT_NE(text.find(" samples are few"), std::string::npos) << text;
-  EXPECT_NE(text.find("stops: 20 to sample, 40 at the marker, in 2.00 s; the loop's thread ran "
+  EXPECT_NE(text.find("stops: 20 to sample (10 Hz), 40 at the marker, in 2.00 s; the loop's thread ran "
                       "95.0% of that time: a CPU-bound loop ran 5.0% slower"),
             std::string::npos)
       << text;

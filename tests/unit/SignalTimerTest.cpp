@@ -46,6 +46,10 @@ TEST(SignalTimer, KeepsOneSignalInFlightUntilAcknowledged) {
   EXPECT_EQ(timer.signalsSent(), 1u);
   EXPECT_TRUE(timer.acknowledge().has_value());
   EXPECT_FALSE(timer.acknowledge().has_value()); // a second stop for the same signal is stray
+  // Nor while the acknowledged stop lasts.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(timer.signalsSent(), 1u);
+  timer.resumed();
   waitFor([&] { return timer.signalsSent() == 2; });
   EXPECT_EQ(timer.signalsSent(), 2u);
   waitFor([&] { return received.load() >= 2; });
@@ -58,8 +62,10 @@ TEST(SignalTimer, DurationMarksTheLastSignalFinal) {
   SignalTimer timer({getpid(), signo, 2'000'000, 0.1, 20'000'000});
   while (!timer.finalRequested()) {
     waitFor([&] { return timer.inFlight(); });
-    if (!timer.finalRequested())
+    if (!timer.finalRequested()) {
       timer.acknowledge();
+      timer.resumed();
+    }
   }
   // 20 ms at 2 ms per period: about ten signals, never dozens (fewer on a loaded machine, where
   // this thread's acknowledgements come late).
@@ -69,6 +75,19 @@ TEST(SignalTimer, DurationMarksTheLastSignalFinal) {
   timer.acknowledge();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(timer.signalsSent(), sent);
+}
+
+TEST(SignalTimer, EndSoonSendsTheFinalSignalWithoutWaitingForThePeriod) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo);
+  SignalTimer timer({getpid(), signo, 10'000'000'000, 0.1, 60'000'000'000}); // 10 s, 60 s
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(timer.signalsSent(), 0u);
+  EXPECT_FALSE(timer.finalRequested());
+  timer.endSoon();
+  waitFor([&] { return timer.signalsSent() == 1; });
+  EXPECT_EQ(timer.signalsSent(), 1u) << "the final signal waited for the 10 s period";
+  EXPECT_TRUE(timer.finalRequested());
 }
 
 TEST(SignalTimer, NoticesTheTargetIsGone) {
@@ -83,18 +102,27 @@ TEST(SignalTimer, NoticesTheTargetIsGone) {
   EXPECT_EQ(timer.signalsSent(), 0u);
 }
 
-TEST(SignalTimer, WaitsAtLeastAsLongAsTheLastStopTookToArrive) {
+// The next signal after a stop of d comes no sooner than d / slowdown after the resume.
+void expectSlowdownKept(double slowdown, int stopMs, int quietMs) {
   const int signo = SIGRTMAX - 1;
   SignalCatcher catcher(signo);
-  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt});
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, slowdown});
   waitFor([&] { return timer.inFlight(); });
-  // A slow stop: 40 ms from signal to acknowledgement, forty periods.
-  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  std::this_thread::sleep_for(std::chrono::milliseconds(stopMs)); // a slow stop: many periods
   auto latency = timer.acknowledge();
   ASSERT_TRUE(latency.has_value());
-  EXPECT_GE(*latency, 40'000'000u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(timer.signalsSent(), 1u) << "the next signal came before the stop's own latency";
+  EXPECT_GE(*latency, stopMs * 1'000'000u);
+  timer.resumed();
+  std::this_thread::sleep_for(std::chrono::milliseconds(quietMs));
+  EXPECT_EQ(timer.signalsSent(), 1u) << "the next signal came before the stop's share allowed";
   waitFor([&] { return timer.signalsSent() == 2; });
   EXPECT_EQ(timer.signalsSent(), 2u);
+}
+
+TEST(SignalTimer, SlowStopsAtMostDoubleTheRunTimeByDefault) {
+  expectSlowdownKept(1.0, 40, 35); // at least 40 ms more
+}
+
+TEST(SignalTimer, SlowStopsSlowTheInferiorDownAtMostByTheirShare) {
+  expectSlowdownKept(0.05, 4, 70); // at least 80 ms more, where the period is 1 ms
 }

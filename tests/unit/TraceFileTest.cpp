@@ -350,6 +350,20 @@ TEST_F(TraceFile, StreamingWriterRoundTrips) {
   expectSameCapture(expected, loaded.capture);
 }
 
+TEST_F(TraceFile, TheEndCarriesThePeriodTheSamplesReached) {
+  Capture capture = handBuiltCapture(Isa::X86_64);
+  capture.header.periodNs = 1'000'000; // asked for, and streamed before the first sample
+  {
+    TraceWriter writer(path("slow.strobe"));
+    writer.writeHeader(capture.header);
+    writer.writeSamples(capture.samples);
+    capture.header.periodNs = 4'500'000; // slow stops lowered the rate
+    writer.writeEnd(capture);
+    writer.close();
+  }
+  EXPECT_EQ(loadCapture(path("slow.strobe")).capture.header.periodNs, 4'500'000u);
+}
+
 TEST_F(TraceFile, WriterEnforcesChunkOrder) {
   TraceWriter writer(path("o.strobe"));
   const std::vector<Sample> samples = {{0, 1, true, false, {0x10}, {}}};
