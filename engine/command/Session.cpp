@@ -126,9 +126,8 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   next->blocking = plan.blocking;
   stopWatch.reset(); // the sampling arming reports every stop from now on
   next->arming = t.arm(*session, sampleSignal());
-  next->timer = std::make_unique<SignalTimer>(
-      SignalTimer::Config{t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration,
-                          plan.maxSlowdown});
+  next->timer = std::make_unique<SignalTimer>(SignalTimer::Config{
+      t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration, plan.maxSlowdown});
   next->stopsBefore = c.stops;
   if (joining) {
     next->startNs = captureStartNs;
@@ -248,8 +247,8 @@ std::string Session::Impl::status() const {
     double asked = 1e9 / capture->header.periodNs;
     double reached = (capture->stops - live->stopsBefore) * 1e9 / std::max<uint64_t>(sampling, 1);
     if (capture->stops > live->stopsBefore && reached < 0.9 * asked)
-      counts += fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)",
-                            reached);
+      counts +=
+          fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)", reached);
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
                        asked, formatDuration(monotonicNs() - live->startNs), counts, cost);
   }

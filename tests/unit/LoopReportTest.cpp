@@ -59,8 +59,8 @@ TEST(LoopReport, FilledInstructionsAndTheCostAreShown) {
   EXPECT_NE(text.find("path: 56 instructions, 39 of them never sampled"), std::string::npos)
       << text;
   EXPECT_NE(text.find(" samples are few"), std::string::npos) << text;
-  EXPECT_NE(text.find("stops: 20 to sample (10 Hz), 40 at the marker, in 2.00 s; the loop's thread ran "
-                      "95.0% of that time: a CPU-bound loop ran 5.0% slower"),
+  EXPECT_NE(text.find("stops: 20 to sample (10 Hz), 40 at the marker, in 2.00 s; the loop's "
+                      "thread ran 95.0% of that time: a CPU-bound loop ran 5.0% slower"),
             std::string::npos)
       << text;
 }
