@@ -1,8 +1,9 @@
 """strobe in GDB: captures of a launched, an attached and a remote (gdbserver) process, and of a
 multi-threaded one; the saved capture reads back the same in strobe-report.
 
-Captures that want many samples quickly pass --overhead 100 (stops may last as long as the runs between them)
-instead of the default 25 %, which lowers 1000 Hz to a few hundred on a slow machine."""
+Captures that want many samples quickly pass --overhead 100 (stops may last as long as the runs
+between them) instead of the default 25 %, which lowers 1000 Hz to a few hundred on a slow
+machine."""
 import os
 import re
 import tempfile

@@ -1,8 +1,9 @@
 """strobe in lldb-19: captures of a launched, an attached, a remote and a multi-threaded process,
 and a saved capture read back by strobe-report.
 
-Captures that want many samples quickly pass --overhead 100 (stops may last as long as the runs between them)
-instead of the default 25 %, which lowers 1000 Hz to a few hundred on a slow machine."""
+Captures that want many samples quickly pass --overhead 100 (stops may last as long as the runs
+between them) instead of the default 25 %, which lowers 1000 Hz to a few hundred on a slow
+machine."""
 import os
 import re
 import tempfile
