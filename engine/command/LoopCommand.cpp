@@ -195,12 +195,11 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     }
   }
 
-  SamplingPlan plan;
-  plan.hz = cmd.number("frequency", kLoopFrequency, 1, 10000);
-  plan.maxSlowdown = cmd.number("overhead", 100 * kLoopSlowdown, 1, 1000) / 100;
-  plan.depth = kLoopStackDepth;
-  plan.duration = cmd.duration("duration").value_or(kLoopDuration);
-  plan.blocking = true;
+  SamplingPlan plan = samplingPlan(cmd, {.hz = kLoopFrequency,
+                                         .maxSlowdown = kLoopSlowdown,
+                                         .depth = kLoopStackDepth,
+                                         .duration = kLoopDuration,
+                                         .blocking = true});
   std::optional<uint64_t> iterationsWanted;
   if (cmd.has("iterations"))
     iterationsWanted = static_cast<uint64_t>(cmd.number("iterations", 0, 1, 1e9));

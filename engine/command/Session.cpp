@@ -73,17 +73,16 @@ Capture &Session::Impl::captureForEvents(Target &t) {
   return *capture;
 }
 
-SamplingPlan Session::Impl::samplingPlan(const ParsedCommand &cmd, bool blocking) const {
-  SamplingPlan plan;
+SamplingPlan Session::Impl::samplingPlan(const ParsedCommand &cmd, SamplingPlan plan) const {
   plan.hz = cmd.number("frequency", plan.hz, 1, 10000);
   plan.maxSlowdown = cmd.number("overhead", 100 * plan.maxSlowdown, 1, 1000) / 100;
   plan.depth = static_cast<unsigned>(cmd.number("stack", plan.depth, 1, 64));
-  plan.duration = cmd.duration("duration");
+  if (std::optional<uint64_t> duration = cmd.duration("duration"))
+    plan.duration = duration;
   if (cmd.has("samples"))
     plan.sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
   if (cmd.has("output"))
     plan.output = cmd.get("output");
-  plan.blocking = blocking;
   return plan;
 }
 
@@ -156,10 +155,9 @@ void Session::Impl::finish(const std::string &reason) {
   Capture &c = *capture;
   uint64_t now = monotonicNs();
   c.durationNs = now - ending->startNs;
-  // The period the samples stand for, which slow stops make longer than asked: it turns sample
-  // counts into time.
-  if (c.stops > ending->stopsBefore)
-    c.header.periodNs = (now - ending->armedNs) / (c.stops - ending->stopsBefore);
+  // The period the samples stand for turns sample counts into time.
+  if (uint64_t reached = ending->reachedPeriodNs(now))
+    c.header.periodNs = reached;
   c.endReason = reason;
   // After an exit the front-end symbolizes from the modules it saw; what it cannot stays unnamed.
   ending->checkpoint();
@@ -243,12 +241,11 @@ std::string Session::Impl::status() const {
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
   if (live) {
-    uint64_t sampling = monotonicNs() - live->armedNs;
     double asked = 1e9 / capture->header.periodNs;
-    double reached = (capture->stops - live->stopsBefore) * 1e9 / std::max<uint64_t>(sampling, 1);
-    if (capture->stops > live->stopsBefore && reached < 0.9 * asked)
-      counts +=
-          fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)", reached);
+    uint64_t reached = live->reachedPeriodNs(monotonicNs());
+    if (reached && 1e9 / reached < 0.9 * asked)
+      counts += fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)",
+                            1e9 / reached);
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
                        asked, formatDuration(monotonicNs() - live->startNs), counts, cost);
   }
@@ -268,7 +265,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     return true;
   }
   if (name == "start") {
-    arm(samplingPlan(cmd, false));
+    arm(samplingPlan(cmd, {}));
     out += fmt::format("strobe: sampling pid {} at {:.0f} Hz; 'strobe stop' ends it\n",
                        capture->header.pid, 1e9 / capture->header.periodNs);
     if (!cmd.has("no-resume"))
@@ -276,7 +273,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     return true;
   }
   if (name == "record") {
-    arm(samplingPlan(cmd, true));
+    arm(samplingPlan(cmd, {.blocking = true}));
     StopEvent last = target->runUntilUserStop();
     if (live) // the front-end returned without the session deciding: end the capture here
       finish(describeStop(last));

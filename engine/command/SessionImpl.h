@@ -36,10 +36,10 @@ struct SamplingPlan {
   // lower the rate below hz. perf's own limit on its sampling is a quarter of the CPU.
   double maxSlowdown = 0.25;
   unsigned depth = 2;
-  std::optional<uint64_t> duration;    // ns
-  std::optional<uint64_t> sampleLimit; // stops
-  std::optional<std::string> output;   // a trace file to stream to
-  bool blocking = false;               // the command waits for the capture to end
+  std::optional<uint64_t> duration = {};    // ns
+  std::optional<uint64_t> sampleLimit = {}; // stops
+  std::optional<std::string> output = {};   // a trace file to stream to
+  bool blocking = false;                    // the command waits for the capture to end
 };
 
 // A capture being taken: the timer, the debugger settings it changed, and the sampler.
@@ -63,6 +63,13 @@ struct LiveCapture {
   std::function<void(size_t)> afterSamples;
 
   LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
+
+  // The mean period of this arming's sample stops up to `now`, which slow stops make longer than
+  // asked; 0 before the first stop.
+  uint64_t reachedPeriodNs(uint64_t now) const {
+    uint64_t stops = capture.stops - stopsBefore;
+    return stops ? (now - armedNs) / stops : 0;
+  }
 
   // Symbolizes what the last second brought and streams its samples out, so that a debugger that
   // dies mid-capture leaves a trace file holding all but the last second.
@@ -116,7 +123,8 @@ struct Session::Impl {
   // or a fresh one.
   Capture &captureForEvents(Target &t);
   void step(const ParsedCommand &cmd, std::string &out);
-  SamplingPlan samplingPlan(const ParsedCommand &cmd, bool blocking) const;
+  // `defaults` with the sampling options the command was given.
+  SamplingPlan samplingPlan(const ParsedCommand &cmd, SamplingPlan defaults) const;
   void arm(const SamplingPlan &plan);
   void loop(const ParsedCommand &cmd, std::string &out);
   void memory(const ParsedCommand &cmd, std::string &out);
