@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
-#include <iterator>
 #include <pthread.h>
 #include <random>
 #include <signal.h>
@@ -97,7 +96,11 @@ constexpr double kUnseenStopCost = 1.5;
 // wait in the kernel, and a detach would then deliver it to a program it kills.
 bool heldStopped(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read as a stream, never through a bare streambuf: a process reaped between the open and the
+  // read fails the read with ESRCH, which the stream turns into a failed state, and a streambuf
+  // iterator into an exception that would end this thread, and with it the debugger.
+  std::string text;
+  std::getline(in, text, '\0'); // the whole file: the command name may hold a newline
   size_t end = text.rfind(')'); // the command name may itself hold spaces and parentheses
   return end != std::string::npos && end + 2 < text.size() &&
          (text[end + 2] == 't' || text[end + 2] == 'T');
