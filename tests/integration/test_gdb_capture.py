@@ -89,7 +89,8 @@ class AttachedAndRemoteTest(unittest.TestCase):
                               ">/dev/null 2>&1"]
         with harness.Background(server):
             rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break main", "continue",
-                                   "strobe record --duration 3 --frequency 500", "strobe profile",
+                                   "strobe record --duration 3 --frequency 500 --overhead 100",
+                                   "strobe profile",
                                    "kill"], harness.fixture("demo"))
         self.assertEqual(rc, 0, out)
         self.assertIn("the duration was reached", out)
@@ -105,7 +106,8 @@ class ThreadsTest(unittest.TestCase):
         require_gdb()
 
     def test_every_thread_is_sampled(self):
-        rc, out = harness.gdb(["break main", "run", "strobe record --duration 2 --frequency 200",
+        rc, out = harness.gdb(["break main", "run",
+                               "strobe record --duration 2 --frequency 200 --overhead 100",
                                "strobe profile --by thread", "strobe profile --cpu"],
                               harness.fixture("threads"), ["4"])
         self.assertEqual(rc, 0, out)

@@ -58,7 +58,8 @@ class StopsReachTheUserTest(unittest.TestCase):
         rc, out = harness.gdb(["break main", "run", "strobe start --no-resume --frequency 500",
                                "continue", "info breakpoints"], harness.fixture("crash"), ["1"])
         self.assertIn("Program received signal SIGSEGV, Segmentation fault.", out)
-        self.assertRegex(out, r"strobe: sampling ended: the process received signal SIGSEGV \(11\); [1-9]")
+        self.assertRegex(
+            out, r"strobe: sampling ended: the process received signal SIGSEGV \(11\); [1-9]")
         self.assert_no_leftovers(out)
 
     def test_stop_while_the_process_runs(self):

@@ -79,7 +79,8 @@ class LldbCapture(unittest.TestCase):
         # The first short-lived thread starts once every worker is running.
         rc, out = harness.lldb(
             ["b short_lived", "run", "breakpoint delete 1",
-             "strobe record --duration 2 --frequency 200", "strobe profile --by thread",
+             "strobe record --duration 2 --frequency 200 --overhead 100",
+             "strobe profile --by thread",
              "strobe profile"],
             harness.fixture("threads"), ["4"])
         self.assertEqual(rc, 0, out)

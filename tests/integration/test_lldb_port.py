@@ -8,7 +8,8 @@ import unittest
 import harness
 from test_gdb_port import FUNC_B, START_THREAD, START_THREAD_SYMBOL, annotated
 
-STEPPED = re.compile(r"strobe: stepped (\d+) instructions? of thread (\d+) in .*?; (.+?); 'strobe dump'")
+STEPPED = re.compile(
+    r"strobe: stepped (\d+) instructions? of thread (\d+) in .*?; (.+?); 'strobe dump'")
 THREAD = re.compile(r"^\s*\*?\s*thread #(\d+): tid = (\d+), (0x[0-9a-f]+) ", re.MULTILINE)
 BREAKPOINT_AT = re.compile(r"Breakpoint \d+: where = .*?, address = (0x[0-9a-f]+)")
 
