@@ -2,6 +2,8 @@
 
 #include "isa/Disassembler.h"
 
+#include <map>
+
 namespace strobe {
 namespace {
 
@@ -34,6 +36,15 @@ bool captureFunctionCode(Target &target, Capture &capture, const SymbolInfo &fun
   capture.code.emplace(function.start, std::move(bytes));
   capture.symbols.emplace(function.start, function); // named even if no sample falls in it
   return true;
+}
+
+void captureCallersCode(Target &target, Capture &capture) {
+  // Collected first: captureFunctionCode adds to capture.symbols.
+  std::map<uint64_t, SymbolInfo> functions; // by start, one each
+  for (const auto &[address, symbol] : capture.symbols)
+    functions.emplace(symbol.start, symbol);
+  for (const auto &[start, function] : functions)
+    captureFunctionCode(target, capture, function);
 }
 
 } // namespace strobe

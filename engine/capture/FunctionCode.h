@@ -11,4 +11,8 @@ namespace strobe {
 // Returns whether the capture holds the function's code afterwards.
 bool captureFunctionCode(Target &target, Capture &capture, const SymbolInfo &function);
 
+// The sampler copies the functions samples stopped in; this copies the callers their stacks name
+// as well, whose loops hold those samples too (`strobe loop --hottest`).
+void captureCallersCode(Target &target, Capture &capture);
+
 } // namespace strobe

@@ -136,6 +136,7 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     if (!capture || capture->samples.empty())
       throw Failure(
           "--hottest needs a profile; 'strobe record' first, then 'strobe loop --hottest'");
+    captureCallersCode(t, *capture);
     std::optional<uint64_t> hot = hottestLoopHead(*capture);
     if (!hot)
       throw Failure("no loop holds the samples of the current profile; name one with --at, or "

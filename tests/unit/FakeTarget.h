@@ -44,7 +44,8 @@ public:
   std::map<uint64_t, std::vector<uint64_t>> script;
   std::map<uint64_t, size_t> reads;
   std::vector<ModuleInfo> moduleTable{{"/bin/app", "abcd", 0x400000, 0x500000, 0}};
-  std::map<uint64_t, SymbolInfo> symbolTable; // by address; nearest lower entry wins
+  std::map<uint64_t, SymbolInfo> symbolTable;      // by address; nearest lower entry wins
+  std::map<uint64_t, std::vector<uint8_t>> memory; // readable blocks, by start address
   std::map<std::string, DataLocation, std::less<>> variables;
   // After this many sample stops runUntilUserStop() reports `stopAfter` instead (e.g. a
   // breakpoint).
@@ -80,7 +81,17 @@ public:
       return {};
     return std::prev(it)->second;
   }
-  std::vector<uint8_t> readMemory(uint64_t, size_t) override { return {}; }
+  std::vector<uint8_t> readMemory(uint64_t address, size_t size) override {
+    auto block = memory.upper_bound(address);
+    if (block == memory.begin())
+      return {};
+    --block;
+    uint64_t offset = address - block->first;
+    if (offset + size > block->second.size())
+      return {};
+    auto from = block->second.begin() + static_cast<std::ptrdiff_t>(offset);
+    return {from, from + static_cast<std::ptrdiff_t>(size)};
+  }
   uint64_t currentThread() override { return threadIds.empty() ? 0 : threadIds.front(); }
   bool readExtended(uint64_t, ExtendedSnapshot &) override { return false; }
   std::vector<uint64_t> resolve(std::string_view) override { return {}; }

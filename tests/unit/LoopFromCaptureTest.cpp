@@ -1,7 +1,9 @@
+#include "FakeTarget.h"
 #include "LoopCaptureFixture.h"
 
 #include "analysis/looptrace/EditDistance.h"
 #include "analysis/looptrace/FromCapture.h"
+#include "capture/FunctionCode.h"
 
 #include <gtest/gtest.h>
 
@@ -180,6 +182,34 @@ TEST(LoopFromCapture, HottestLoopHeadFindsTheLoopHoldingTheSamples) {
     sample.stack = {pc};
     capture.samples.push_back(sample);
   }
+  EXPECT_EQ(hottestLoopHead(capture), std::optional<uint64_t>(0x5000));
+}
+
+TEST(LoopFromCapture, HottestLoopHeadFindsACallersLoopOnceTheCallersCodeIsCopied) {
+  // The samples all stop in a leaf called from a loop; the sampler copied only the leaf.
+  // 0x5000: call 0x6000; dec rcx; jnz 0x5000; ret      0x6000: add rax, rdi; ret
+  const std::vector<uint8_t> caller = {0xe8, 0xfb, 0x0f, 0x00, 0x00, 0x48,
+                                       0xff, 0xc9, 0x75, 0xf6, 0xc3};
+  const std::vector<uint8_t> leaf = {0x48, 0x01, 0xf8, 0xc3};
+  Capture capture;
+  capture.header.isa = Isa::X86_64;
+  capture.code[0x6000] = leaf;
+  const SymbolInfo leafSymbol{"leaf", 0x6000, leaf.size(), "", 0, {}};
+  const SymbolInfo callerSymbol{"caller", 0x5000, caller.size(), "", 0, {}};
+  capture.symbols = {{0x6000, leafSymbol}, {0x6003, leafSymbol}, {0x5005, callerSymbol}};
+  for (uint64_t pc : {0x6000, 0x6003, 0x6000}) {
+    Sample sample;
+    sample.tid = 7;
+    sample.stack = {pc, 0x5005};
+    capture.samples.push_back(sample);
+  }
+  EXPECT_FALSE(hottestLoopHead(capture).has_value());
+
+  testing::FakeTarget target;
+  target.memory = {{0x5000, caller}, {0x6000, leaf}};
+  captureCallersCode(target, capture);
+  EXPECT_EQ(capture.code.at(0x5000), caller);
+  EXPECT_EQ(capture.code.at(0x6000), leaf);
   EXPECT_EQ(hottestLoopHead(capture), std::optional<uint64_t>(0x5000));
 }
 
