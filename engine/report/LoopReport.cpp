@@ -271,9 +271,10 @@ json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
 } // namespace
 
 bool lowConfidence(const LoopRebuild &rebuilt) {
-  size_t iterations = rebuilt.trace.diagnostics.iterations;
-  return iterations > 0 && static_cast<double>(contradictingIterations(rebuilt)) >
-                               kContradictionTolerance * static_cast<double>(iterations);
+  size_t contradicting = contradictingIterations(rebuilt);
+  return contradicting >= kContradictionsForLowConfidence &&
+         static_cast<double>(contradicting) >
+             kContradictionTolerance * static_cast<double>(rebuilt.trace.diagnostics.iterations);
 }
 
 std::string renderLoop(const Capture &capture, const LoopRebuild &rebuilt, bool json) {

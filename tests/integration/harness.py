@@ -19,6 +19,19 @@ STROBE_REPORT = os.environ.get("STROBE_REPORT", "")
 TIMEOUT = 240
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+
+
+def source_line(path, text):
+    """FILE:LINE of the first line of examples/PATH holding `text`, so that the tests follow the
+    fixtures when they are edited."""
+    with open(os.path.join(EXAMPLES, path)) as f:
+        for number, line in enumerate(f, 1):
+            if text in line:
+                return f"{os.path.basename(path)}:{number}"
+    raise AssertionError(f"no line holding {text!r} in {path}")
+
+
 def fixture(name):
     return os.path.join(FIXTURES, name)
 

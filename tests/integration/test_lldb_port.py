@@ -12,6 +12,8 @@ STEPPED = re.compile(
     r"strobe: stepped (\d+) instructions? of thread (\d+) in .*?; (.+?); 'strobe dump'")
 THREAD = re.compile(r"^\s*\*?\s*thread #(\d+): tid = (\d+), (0x[0-9a-f]+) ", re.MULTILINE)
 BREAKPOINT_AT = re.compile(r"Breakpoint \d+: where = .*?, address = (0x[0-9a-f]+)")
+# In the threads fixture's main loop, after a short-lived thread was joined: main is running.
+MAIN_RUNNING = harness.source_line("threads.c", "usleep(20000);")
 
 
 def require_lldb_plugin():
@@ -66,15 +68,18 @@ class StepThroughLldb(unittest.TestCase):
             self.assertEqual(after[index], before[index], f"thread #{index} moved:\n{out}")
 
     def test_step_follows_the_users_thread_selection(self):
-        # Not thread 2: parked in read(), its next instruction cannot finish while the others
-        # are held.
-        rc, out = harness.lldb(["b busy_worker", "run", "breakpoint delete 1", "thread list",
-                                "thread select 1", "strobe step --count 1 --quiet"],
+        # The stop selects main, the user selects thread 3, the first busy worker. (Not main nor
+        # thread 2: a thread blocked in a system call, as in pthread_join or read, cannot finish
+        # its next instruction while the others are held.)
+        rc, out = harness.lldb(["b busy_worker", "run", "breakpoint delete 1",
+                                f"b {MAIN_RUNNING}", "continue", "thread list",
+                                "thread select 3", "strobe step --count 1 --quiet"],
                                harness.fixture("threads"), ["2", "3"])
         self.assertEqual(rc, 0, out)
         [before] = thread_lists(out)
+        self.assertRegex(out, r"\* thread #1: tid = \d+, .* stop reason = breakpoint 2\.1", out)
         [(_, tid, _)] = stepped(self, out)
-        self.assertEqual(tid, before[1][0], out)
+        self.assertEqual(tid, before[3][0], out)
         self.assertNotEqual(before[1][0], before[3][0], out)
 
     def test_until_stops_where_lldb_breakpoints_resolve(self):

@@ -13,18 +13,11 @@ import unittest
 
 import harness
 
-SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "loop")
 ACCURACY = 0.99  # issue 5: accuracy >= 99 % against --verify on the deterministic fixtures
 
 
 def source_line(file, text):
-    """FILE:LINE of the first line of examples/loop/FILE holding `text`, so that the tests follow
-    the fixtures when they are edited."""
-    with open(os.path.join(SOURCES, file)) as f:
-        for number, line in enumerate(f, 1):
-            if text in line:
-                return f"{file}:{number}"
-    raise AssertionError(f"no line holding {text!r} in {file}")
+    return harness.source_line(os.path.join("loop", file), text)
 
 
 class Disassembly:
@@ -281,7 +274,7 @@ class LoopScenarios(harness.MarkedScenarios):
             ["b main", "run", ("before", d.print_variable("iteration")),
              ("loop", "strobe loop --at body --split marker --duration 1 --overhead 100 --json"),
              ("after", d.print_variable("iteration"))],
-            "loop_helper", ["30", "2000"])
+            "loop_helper", ["30", "6000"])
         calls = self.variable(s["after"], "iteration") - self.variable(s["before"], "iteration")
         summary = self.json_of(s["loop"], out)["summary"]
         self.assertEqual(summary["split"], "marker", out)

@@ -86,6 +86,19 @@ TEST(LoopReport, VaryingPathWarnsOfLowConfidence) {
   EXPECT_NE(text.find("  e.g. func_"), std::string::npos) << text;
 }
 
+TEST(LoopReport, LowConfidenceNeedsContradictionsBeyondTheToleranceAndMoreThanOne) {
+  LoopRebuild rebuilt;
+  rebuilt.trace.diagnostics.iterations = 12;
+  rebuilt.trace.diagnostics.contradictions = {{{3}, 1}};
+  EXPECT_FALSE(lowConfidence(rebuilt)) << "one stray sample of 12";
+  rebuilt.trace.diagnostics.contradictions.push_back({{5}, 1});
+  EXPECT_TRUE(lowConfidence(rebuilt)) << "2 of 12";
+  rebuilt.trace.diagnostics.iterations = 40;
+  EXPECT_FALSE(lowConfidence(rebuilt)) << "2 of 40: within 5 %";
+  rebuilt.trace.diagnostics.contradictions.push_back({{7, 9}, 2});
+  EXPECT_TRUE(lowConfidence(rebuilt)) << "4 of 40";
+}
+
 TEST(LoopReport, JsonCarriesRowsAndSummary) {
   Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(70, kSpecCallees), 7);
   StepTrace truth = steppedIteration(kSpecCallees);
