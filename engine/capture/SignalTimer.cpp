@@ -92,6 +92,11 @@ constexpr uint64_t kHoldRecheckNs = 100'000;
 // progress: 20-30 % more in GDB, 30-100 % in LLDB, whose stops vary more (bench/RESULTS.md).
 constexpr double kUnseenStopCost = 1.5;
 
+// How long the inferior must run after a stop that strobe saw last `stopNs`.
+uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
+  return static_cast<uint64_t>(stopNs * kUnseenStopCost / maxSlowdown);
+}
+
 // The inferior is held stopped (by the user at a prompt, or mid-stop): a signal sent now would
 // wait in the kernel, and a detach would then deliver it to a program it kills.
 bool heldStopped(int pid) {
@@ -108,19 +113,23 @@ bool heldStopped(int pid) {
 
 } // namespace
 
+uint64_t SignalTimer::pacedPeriodNs() const {
+  std::lock_guard lock(mutex_);
+  return std::max(config_.periodNs, lastStopNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown));
+}
+
 void SignalTimer::run() {
   std::mt19937_64 random(config_.pid ^ monotonicNs());
   std::uniform_real_distribution<double> spread(1.0 - config_.jitter, 1.0 + config_.jitter);
   const uint64_t start = monotonicNs();
   uint64_t due = start; // when the next signal is due: one period after the previous was sent
-  const double runPerStopped = kUnseenStopCost / config_.maxSlowdown;
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
     wake_.wait(lock, [this] { return stop_ || (!inFlight_ && !stopped_); });
     // Periods run from send to send, so a cheap stop does not lower the rate; a slow one (many
     // threads, a slow debugger, a loaded machine) lowers it to keep the stops to their share.
     due = std::max(due + static_cast<uint64_t>(config_.periodNs * spread(random)),
-                   resumedAtNs_ + static_cast<uint64_t>(lastStopNs_ * runPerStopped));
+                   resumedAtNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown));
     auto wait = std::chrono::nanoseconds(due - std::min(due, monotonicNs()));
     if (wake_.wait_for(lock, wait, [this] { return stop_ || hurry_; }) && stop_)
       break;

@@ -42,6 +42,9 @@ public:
   bool finalRequested() const;
   // Ends the duration now: the next signal goes out without waiting for its period and is final.
   void endSoon();
+  // The period the stops allow so far, signal to signal: the one asked for, or longer when the
+  // stops are slow enough that maxSlowdown lowers the rate.
+  uint64_t pacedPeriodNs() const;
   // The inferior is gone (kill failed with ESRCH).
   bool targetGone() const;
   uint64_t signalsSent() const;

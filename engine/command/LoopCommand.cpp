@@ -30,9 +30,10 @@ constexpr uint64_t kLoopDuration = 2'000'000'000;
 // iterations are short, so the probe ends as soon as it can).
 constexpr size_t kProbeIterations = 16;
 constexpr uint64_t kProbeDuration = 50'000'000;
-// `--split auto` keeps the marker only for iterations at least this many sampling periods long:
-// shorter ones give partial sequences of a sample or two (little order to merge) while the trap
-// per iteration costs the most (an LLDB breakpoint hit alone takes about a period at 1 kHz).
+// `--split auto` keeps the marker only for iterations at least this many sampling periods long,
+// periods as the slowdown budget paces them: shorter ones give partial sequences of a sample or
+// two (little order to merge) while the trap per iteration costs the most. A marker stop costs
+// about what a sample stop does, so a marker kept adds at most a quarter of the samples' slowdown.
 constexpr uint64_t kMarkerMinimumPeriods = 4;
 // Stepping to the loop head for --verify gives up after this many instructions.
 constexpr uint64_t kVerifyStepLimit = 2'000'000;
@@ -218,11 +219,14 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     LiveCapture *probing = live.get();
     std::vector<MarkerHit> hits;
     size_t loopThreadHits = 0;
-    std::unique_ptr<Breakpoint> probeMarker = t.insertBreakpoint(
-        info.head, [this, probing, &hits, &loopThreadHits, tid = info.tid](uint64_t hitTid) {
+    uint64_t pacedPeriodNs = static_cast<uint64_t>(1e9 / plan.hz);
+    std::unique_ptr<Breakpoint> probeMarker =
+        t.insertBreakpoint(info.head, [this, probing, &hits, &loopThreadHits, &pacedPeriodNs,
+                                       tid = info.tid](uint64_t hitTid) {
           if (live.get() != probing)
             return;
           hits.push_back({hitTid, monotonicNs() - probing->startNs});
+          pacedPeriodNs = probing->timer->pacedPeriodNs();
           if (hitTid == tid && ++loopThreadHits == kProbeIterations + 1)
             probing->timer->endSoon();
         });
@@ -233,7 +237,7 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
       out += endMessage + "\n";
       return;
     }
-    if (hits.size() > 2 && medianInterval(hits, info.tid) < kMarkerMinimumPeriods * 1e9 / plan.hz)
+    if (hits.size() > 2 && medianInterval(hits, info.tid) < kMarkerMinimumPeriods * pacedPeriodNs)
       info.split = LoopSplit::PerSample;
   }
   arm(plan);

@@ -126,3 +126,17 @@ TEST(SignalTimer, SlowStopsAtMostDoubleTheRunTimeByDefault) {
 TEST(SignalTimer, SlowStopsSlowTheInferiorDownAtMostByTheirShare) {
   expectSlowdownKept(0.05, 4, 70); // at least 80 ms more, where the period is 1 ms
 }
+
+TEST(SignalTimer, PacedPeriodIsTheAskedOneUntilAStopIsSlow) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo);
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, 0.05});
+  EXPECT_EQ(timer.pacedPeriodNs(), 1'000'000u);
+  waitFor([&] { return timer.inFlight(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  ASSERT_TRUE(timer.acknowledge().has_value());
+  timer.resumed();
+  // A 4 ms stop then at least 4 ms x 1.5 / 5 % = 120 ms of run: a period of 124 ms or more.
+  EXPECT_GE(timer.pacedPeriodNs(), 124'000'000u);
+  EXPECT_LT(timer.pacedPeriodNs(), 1'000'000'000u);
+}
