@@ -13,7 +13,7 @@ enum class LoopSplit : uint8_t {
   Marker,     // a breakpoint at the loop head: iteration n runs between its n-th and n+1-th hit
   PerSample,  // iterations far shorter than the sampling period: each sample is its own iteration
   Expression, // an induction register or variable read at each sample stop
-  Count,      // every `countT` instructions (spec 000's T/P split), for callers who know T
+  Count,      // every `countT` samples (spec 000's T/P split, P = 1), for callers who know T
 };
 
 struct MarkerHit {

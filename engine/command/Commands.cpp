@@ -125,8 +125,9 @@ std::vector<SubcommandSpec> build() {
          's',
          "HOW",
          "iterations from: auto (default: marker, or one partial sequence per sample "
-         "when iterations are shorter than 4 sampling periods), marker (a breakpoint "
-         "at the loop head), expr:EXPR (a register or variable read at each sample), "
+         "when iterations are shorter than 4 sampling periods, as --overhead paces "
+         "them), marker (a breakpoint at the loop head), expr:EXPR (a register or "
+         "variable read at each sample), "
          "count:T (every T samples)",
          {}},
         {"iterations", 'i', "N", "capture until N iterations were sampled", {}},

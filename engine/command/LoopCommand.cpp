@@ -52,7 +52,7 @@ LoopSplit parseSplit(const std::string &text, LoopCaptureInfo &info, bool &autom
     } catch (const std::exception &) {
     }
     if (info.countT == 0)
-      throw UsageError("--split count:T needs T, the instructions one iteration executes");
+      throw UsageError("--split count:T needs T > 0, the samples one iteration spans");
     return LoopSplit::Count;
   }
   throw UsageError(fmt::format(

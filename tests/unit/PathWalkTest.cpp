@@ -47,8 +47,8 @@ protected:
 TEST_F(PathWalkTest, FollowsTheCallTheSampleWasUnder) {
   std::vector<PathPoint> points{{0x2003, kCall}};
   WalkedPath path = walkPath(loopRequest(), points, graphs);
-  EXPECT_EQ(pcs(path),
-            (std::vector<uint64_t>{0x1000, 0x1003, 0x1005, 0x1007, 0x2000, 0x2003, 0x100c, 0x100f}));
+  EXPECT_EQ(pcs(path), (std::vector<uint64_t>{0x1000, 0x1003, 0x1005, 0x1007, 0x2000, 0x2003,
+                                              0x100c, 0x100f}));
   EXPECT_EQ(path.steps[4].callSite, std::optional<uint64_t>(kCall));
   EXPECT_FALSE(path.steps[6].callSite.has_value());
   EXPECT_TRUE(path.complete);

@@ -22,8 +22,15 @@ Capture captureWithEvents() {
   c.modules.push_back({"/bin/app", "", 0x400000, 0x500000, 0});
   c.allocEvents.push_back(
       {10, 7, AllocFunction::Malloc, EventPart::Whole, 0x1000, 100, 0, 0, {0x7000, 0x401234}});
-  c.allocEvents.push_back({25, 8, AllocFunction::Realloc, EventPart::ReleasePart, 0, 0, 0x1000,
-                           0, {0x7100, 0x401300, 0x401400}});
+  c.allocEvents.push_back({25,
+                           8,
+                           AllocFunction::Realloc,
+                           EventPart::ReleasePart,
+                           0,
+                           0,
+                           0x1000,
+                           0,
+                           {0x7100, 0x401300, 0x401400}});
   c.allocEvents.push_back(
       {30, 8, AllocFunction::Munmap, EventPart::Whole, 0, 0, 0x20000, 8192, {0x7200}});
   LoopCaptureInfo loop;
@@ -79,8 +86,8 @@ TEST(TraceFileEvents, ManyEventsSpanSeveralChunksInOrder) {
   const std::string path = tempTrace("many-events");
   Capture saved;
   for (uint64_t i = 0; i < 10000; ++i)
-    saved.allocEvents.push_back({i, 1, AllocFunction::Free, EventPart::Whole, 0, 0, 0x1000 + i,
-                                 0, {0x7000 + i}});
+    saved.allocEvents.push_back(
+        {i, 1, AllocFunction::Free, EventPart::Whole, 0, 0, 0x1000 + i, 0, {0x7000 + i}});
   saveCapture(path, saved);
   LoadedTrace loaded = loadCapture(path);
   std::filesystem::remove(path);
