@@ -114,6 +114,12 @@ StepOutcome Stepper::run(const StepRequest &request) {
       request.progress(stepped);
     if (request.until.count(previous.regs[pcIndex])) {
       outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
+      outcome.reachedUntil = true;
+      break;
+    }
+    if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs) {
+      outcome.endReason = fmt::format("{} instructions were stepped before the time limit",
+                                      outcome.trace.records.size() - 1);
       break;
     }
   }

@@ -22,6 +22,7 @@ struct StepRequest {
   std::set<uint64_t> until; // stop when the pc reaches one of these (empty: count only)
   bool memory = false;      // record memory operands
   std::function<void(uint64_t)> progress; // called now and then with the instructions so far
+  uint64_t maxDurationNs = 0;             // stepping gives up after this long (0: never)
 };
 
 struct StepOutcome {
@@ -30,6 +31,7 @@ struct StepOutcome {
   // `userStop` holds it and the front-end must show it as it would without strobe).
   std::string endReason;
   std::optional<StopEvent> userStop;
+  bool reachedUntil = false; // the pc reached one of the request's `until`
   uint64_t durationNs = 0;
   uint64_t unpredictedMemory = 0; // instructions whose memory accesses the model cannot name
 };

@@ -35,8 +35,11 @@ constexpr uint64_t kProbeDuration = 50'000'000;
 // two (little order to merge) while the trap per iteration costs the most. A marker stop costs
 // about what a sample stop does, so a marker kept adds at most a quarter of the samples' slowdown.
 constexpr uint64_t kMarkerMinimumPeriods = 4;
-// Stepping to the loop head for --verify gives up after this many instructions.
+// Stepping to the loop head for --verify gives up after this many instructions or this long (an
+// LLDB step costs about 0.5 ms: a loop that ends, as when the program exits, would otherwise be
+// stepped for a quarter of an hour).
 constexpr uint64_t kVerifyStepLimit = 2'000'000;
+constexpr uint64_t kVerifyTimeLimitNs = 30'000'000'000;
 
 LoopSplit parseSplit(const std::string &text, LoopCaptureInfo &info, bool &automatic) {
   automatic = text == "auto";
@@ -295,15 +298,16 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   std::optional<StepTrace> truth;
   if (cmd.has("verify") && t.hasProcess() && !t.isRunning()) {
     Stepper stepper(t);
-    StepRequest toHead{info.tid, kVerifyStepLimit, {info.head}, false, {}};
-    StepOutcome reach = stepper.run(toHead);
-    if (!reach.userStop && reach.trace.records.size() > 0) {
+    StepRequest toHead{info.tid, kVerifyStepLimit, {info.head}, false, {}, kVerifyTimeLimitNs};
+    if (stepper.run(toHead).reachedUntil) {
       StepOutcome one = stepper.run(toHead);
-      if (!one.userStop)
+      if (one.reachedUntil)
         truth = std::move(one.trace);
     }
     if (!truth)
-      out += "strobe: --verify could not single-step one whole iteration\n";
+      out += fmt::format("strobe: --verify could not single-step one whole iteration (at most {} "
+                         "instructions and {} s to the loop head, then as many for one)\n",
+                         kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000);
   }
   LoopRebuild rebuilt = rebuildLoop(c, rebuildOptions(cmd), truth ? &*truth : nullptr);
   out += renderLoop(c, rebuilt, json);

@@ -154,7 +154,7 @@ class LoopScenarios(harness.MarkedScenarios):
                  ("hottest", "strobe loop --hottest --duration 1 --json"),
                  ("funcm", "strobe loop --at func_M --duration 2 --verify --json"),
                  ("save", f"strobe save {saved}")],
-                "loop_funcm", ["30"])
+                "loop_funcm", ["120"])
             offline = [harness.run([harness.STROBE_REPORT, saved, "loop", "--json"])
                        for _ in range(2)]
             offline_text = harness.run([harness.STROBE_REPORT, saved, "loop"])
@@ -219,7 +219,7 @@ class LoopScenarios(harness.MarkedScenarios):
                       "--verify --json"),
              ("unreached", f"strobe loop --at {source_line('helper.c', 'sink += j;')} "
                            "--duration 0.5")],
-            "loop_helper", ["30", "0"])
+            "loop_helper", ["120", "0"])
         for name in ("body", "line"):
             with self.subTest(at=name):
                 self.assert_verified(self.json_of(s[name], out), out)
@@ -240,7 +240,7 @@ class LoopScenarios(harness.MarkedScenarios):
         out, s = self.session(
             ["b main", "run",
              ("kernel", "strobe loop --at kernel --duration 1 --verify --json")],
-            "loop_unrolled", ["30"])
+            "loop_unrolled", ["120"])
         doc = self.json_of(s["kernel"], out)
         self.assert_verified(doc, out)
         bias = int(doc["head"], 16) - code.start("kernel")
@@ -255,7 +255,7 @@ class LoopScenarios(harness.MarkedScenarios):
         out, s = self.session(
             ["b main", "run", ("step", "strobe loop --at step --duration 1 --json"),
              ("text", "strobe loop --at step --duration 1")],
-            "loop_varying", ["30"])
+            "loop_varying", ["120"])
         summary = self.json_of(s["step"], out)["summary"]
         self.assertTrue(summary["lowConfidence"], out)
         self.assertGreater(summary["contradictingIterations"], 0, out)
@@ -274,7 +274,7 @@ class LoopScenarios(harness.MarkedScenarios):
             ["b main", "run", ("before", d.print_variable("iteration")),
              ("loop", "strobe loop --at body --split marker --duration 1 --overhead 100 --json"),
              ("after", d.print_variable("iteration"))],
-            "loop_helper", ["30", "6000"])
+            "loop_helper", ["120", "6000"])
         calls = self.variable(s["after"], "iteration") - self.variable(s["before"], "iteration")
         summary = self.json_of(s["loop"], out)["summary"]
         self.assertEqual(summary["split"], "marker", out)

@@ -101,10 +101,21 @@ TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   StepOutcome until = stepper.run({1001, 100, {0x1007}, false, {}});
   EXPECT_EQ(until.trace.records.size(), 3u);
   EXPECT_EQ(until.endReason, "the pc reached 0x1007");
+  EXPECT_TRUE(until.reachedUntil);
 
   machine.signalAtStep = 4;
   StepOutcome interrupted = stepper.run({1001, 100, {}, false, {}});
   ASSERT_TRUE(interrupted.userStop);
   EXPECT_EQ(interrupted.userStop->signo, 11);
   EXPECT_EQ(interrupted.trace.records.size(), 5u); // the 4 steps before the signal are kept
+}
+
+TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
+  LoopMachine machine;
+  Stepper stepper(machine);
+  StepOutcome limited = stepper.run({1001, 100'000, {0xdead}, false, {}, 1});
+  EXPECT_FALSE(limited.reachedUntil);
+  EXPECT_FALSE(limited.userStop);
+  EXPECT_EQ(limited.trace.records.size(), 2u) << limited.endReason; // one step, then the limit
+  EXPECT_EQ(limited.endReason, "1 instructions were stepped before the time limit");
 }
