@@ -146,8 +146,15 @@ def gdb_python(script, program, args=(), before=(), after=(), timeout=TIMEOUT):
 def run_merged(argv):
     """Like run, with stderr merged into stdout as written, so that an error message stays
     between the markers of the command that printed it."""
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as timeout:
+        # What the session printed before it hung says where it hung.
+        printed = timeout.output or b""
+        if isinstance(printed, bytes):
+            printed = printed.decode(errors="replace")
+        raise AssertionError(f"timed out after {TIMEOUT} s; the session printed:\n{printed}")
     return proc.returncode, proc.stdout
 
 
