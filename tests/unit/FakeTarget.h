@@ -5,19 +5,26 @@
 #include "command/Session.h"
 #include "target/Target.h"
 
-#include <atomic>
-#include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <ctime>
 #include <functional>
 #include <map>
-#include <thread>
+#include <semaphore.h>
 #include <unistd.h>
 
 namespace strobe::testing {
 
-// The sample signal is sent to this very process; count it instead of dying of it.
-inline std::atomic<int> signalsReceived{0};
-inline void countSignal(int) { signalsReceived++; }
+// The sample signal is sent to this very process; post it instead of dying of it. A semaphore
+// (sem_post is async-signal-safe) hands each signal over the moment it arrives: a polling delay
+// would lengthen every stop, and the timer's --overhead pacing stretches the period by 7 times
+// that.
+struct SignalSemaphore {
+  sem_t posted;
+  SignalSemaphore() { sem_init(&posted, 0, 0); }
+};
+inline SignalSemaphore signalArrived;
+inline void postSignal(int) { sem_post(&signalArrived.posted); }
 
 class FakeTarget : public Target {
 public:
@@ -30,7 +37,7 @@ public:
 
   FakeTarget() {
     struct sigaction action {};
-    action.sa_handler = countSignal;
+    action.sa_handler = postSignal;
     sigaction(Session::sampleSignal(), &action, nullptr);
   }
 
@@ -107,6 +114,8 @@ public:
   }
   std::unique_ptr<Arming> arm(Session &s, int) override {
     session = &s;
+    while (sem_trywait(&signalArrived.posted) == 0) // a signal a previous capture left in flight
+      ;
     return std::make_unique<Arm>(*this);
   }
   StopEvent runUntilUserStop() override {
@@ -116,10 +125,11 @@ public:
         verdicts.push_back(session->onStop(userStop));
         return userStop;
       }
-      int seen = signalsReceived.load();
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (signalsReceived.load() == seen && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      timespec deadline{};
+      clock_gettime(CLOCK_REALTIME, &deadline);
+      deadline.tv_sec += 5;
+      while (sem_timedwait(&signalArrived.posted, &deadline) != 0 && errno == EINTR)
+        ;
       StopEvent event{StopEvent::Kind::Signal, 1001, Session::sampleSignal(), 0, ""};
       Verdict v = session->onStop(event);
       verdicts.push_back(v);

@@ -58,8 +58,9 @@ struct LoopExpressionSplit : ::testing::Test {
 } // namespace
 
 TEST_F(LoopExpressionSplit, ReadsTheVariableAtEachSampleOfTheLoopThread) {
-  std::string out =
-      run("loop --at func_M --split expr:iteration --duration 60ms --frequency 1000", true);
+  std::string out = run(
+      "loop --at func_M --split expr:iteration --duration 200ms --frequency 1000 --overhead 100",
+      true);
   EXPECT_NE(out.find("'iteration' read at each sample"), std::string::npos) << out;
 
   const std::string path =
