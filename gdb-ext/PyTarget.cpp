@@ -76,9 +76,21 @@ bool isFunctionName(std::string_view location) {
 
 PyTarget::PyTarget(py::object impl, bool direct) : impl_(std::move(impl)), direct_(direct) {}
 
+template <typename... Args> py::object PyTarget::invoke(const char *method, Args &&...args) {
+  try {
+    return impl_.attr(method)(std::forward<Args>(args)...);
+  } catch (py::error_already_set &error) {
+    // GDB turns Ctrl-C into a KeyboardInterrupt that the next Python call raises, whichever
+    // it is; as Interrupted it ends a long command the engine's way, keeping what it took.
+    if (error.matches(PyExc_KeyboardInterrupt))
+      throw Interrupted();
+    throw;
+  }
+}
+
 template <typename R, typename... Args> R PyTarget::call(const char *method, Args &&...args) {
   py::gil_scoped_acquire gil;
-  py::object result = impl_.attr(method)(std::forward<Args>(args)...);
+  py::object result = invoke(method, std::forward<Args>(args)...);
   if constexpr (!std::is_void_v<R>)
     return result.template cast<R>();
 }
@@ -125,7 +137,7 @@ bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out
     return true;
   syncGdb();
   py::gil_scoped_acquire gil;
-  py::object result = impl_.attr("read_thread")(tid, stackDepth);
+  py::object result = invoke("read_thread", tid, stackDepth);
   if (result.is_none())
     return false;
   auto snapshot = result.cast<py::tuple>();
@@ -140,7 +152,7 @@ bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
     return true;
   syncGdb();
   py::gil_scoped_acquire gil;
-  py::object result = impl_.attr("read_extended")(tid);
+  py::object result = invoke("read_extended", tid);
   if (result.is_none())
     return false;
   assignWords(result, out.values);
@@ -150,7 +162,7 @@ bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
 std::vector<ModuleInfo> PyTarget::modules() {
   py::gil_scoped_acquire gil;
   std::vector<ModuleInfo> modules;
-  for (py::handle row : impl_.attr("modules")()) {
+  for (py::handle row : invoke("modules")) {
     auto m = row.cast<py::tuple>();
     modules.push_back({m[0].cast<std::string>(), m[1].cast<std::string>(), m[2].cast<uint64_t>(),
                        m[3].cast<uint64_t>(), m[4].cast<uint64_t>()});
@@ -162,7 +174,7 @@ SymbolInfo PyTarget::symbolize(uint64_t pc) {
   SymbolInfo info;
   {
     py::gil_scoped_acquire gil;
-    auto s = impl_.attr("symbolize")(pc).cast<py::tuple>();
+    auto s = invoke("symbolize", pc).cast<py::tuple>();
     info = {s[0].cast<std::string>(), s[1].cast<uint64_t>(), s[2].cast<uint64_t>(),
             s[3].cast<std::string>(), s[4].cast<uint32_t>(), s[5].cast<std::vector<std::string>>()};
   }
@@ -184,7 +196,7 @@ SymbolInfo PyTarget::symbolize(uint64_t pc) {
 
 std::vector<uint8_t> PyTarget::readMemory(uint64_t addr, size_t size) {
   py::gil_scoped_acquire gil;
-  auto bytes = impl_.attr("read_memory")(addr, size).cast<std::string>();
+  auto bytes = invoke("read_memory", addr, size).cast<std::string>();
   return {bytes.begin(), bytes.end()};
 }
 
@@ -209,7 +221,7 @@ std::optional<DataLocation> PyTarget::dataAddress(std::string_view name) {
       if (std::optional<DataLocation> found = native->dataNamed(name))
         return found;
   py::gil_scoped_acquire gil;
-  py::object found = impl_.attr("data_address")(name);
+  py::object found = invoke("data_address", name);
   if (found.is_none())
     return std::nullopt;
   auto place = found.cast<py::tuple>();
@@ -225,7 +237,7 @@ std::unique_ptr<Arming> PyTarget::arm(Session &session, int signo) {
                                      std::string description) {
     return session.onStop({kind, tid, signo, exitCode, std::move(description)});
   });
-  return std::make_unique<PyArming>(impl_.attr("arm")(onStop, signo));
+  return std::make_unique<PyArming>(invoke("arm", onStop, signo));
 }
 
 StopEvent PyTarget::stopEvent(py::handle tuple) {
@@ -237,7 +249,7 @@ StopEvent PyTarget::stopEvent(py::handle tuple) {
 StopEvent PyTarget::runUntilUserStop() {
   syncGdb();
   py::gil_scoped_acquire gil;
-  return stopEvent(impl_.attr("run_until_user_stop")());
+  return stopEvent(invoke("run_until_user_stop"));
 }
 
 void PyTarget::resumeInBackground() {
@@ -250,7 +262,7 @@ bool PyTarget::isRunning() { return call<bool>("is_running"); }
 StopEvent PyTarget::stepInstruction(uint64_t tid) {
   if (NativeTracee *native = this->native()) {
     py::gil_scoped_acquire gil;
-    py::object guard = impl_.attr("native_step_guard")();
+    py::object guard = invoke("native_step_guard");
     if (!guard.is_none()) {
       if (!guard.is(guard_)) {
         avoid_ = guard.cast<std::unordered_set<uint64_t>>();
@@ -271,14 +283,14 @@ StopEvent PyTarget::stepInstruction(uint64_t tid) {
   }
   syncGdb();
   py::gil_scoped_acquire gil;
-  return stopEvent(impl_.attr("step_instruction")(tid));
+  return stopEvent(invoke("step_instruction", tid));
 }
 
 std::unique_ptr<Breakpoint> PyTarget::insertBreakpoint(uint64_t address,
                                                        BreakpointHandler handler) {
   py::gil_scoped_acquire gil;
   py::cpp_function onHit([handler = std::move(handler)](uint64_t tid) { handler(tid); });
-  py::object handle = impl_.attr("insert_breakpoint")(address, onHit);
+  py::object handle = invoke("insert_breakpoint", address, onHit);
   if (handle.is_none())
     return nullptr;
   return std::make_unique<PyBreakpoint>(std::move(handle));

@@ -74,6 +74,9 @@ public:
 private:
   NativeTracee *native();
   StopEvent stopEvent(pybind11::handle tuple);
+  // A method of the Python port; the GIL must be held.
+  template <typename... Args> pybind11::object invoke(const char *method, Args &&...args);
+  // The same, taking the GIL and casting the result.
   template <typename R, typename... Args> R call(const char *method, Args &&...args);
 
   pybind11::object impl_;

@@ -64,64 +64,69 @@ StepOutcome Stepper::run(const StepRequest &request) {
     throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
   outcome.trace.records.push_back(previous);
 
-  while (outcome.trace.records.size() - 1 < request.count) {
-    uint64_t pc = previous.regs[pcIndex];
-    std::span<const uint8_t> bytes = instructionAt(pc);
-    std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
-    if (!insn) {
-      outcome.endReason = fmt::format("the bytes at {:#x} are not an instruction", pc);
-      break;
-    }
-    TraceRecord record;
-    std::optional<std::vector<MemorySlot>> slots;
-    if (request.memory) {
-      std::vector<uint64_t> before = previous.regs;
-      before.insert(before.end(), previous.ext.begin(), previous.ext.end());
-      slots = decoder_.slots(bytes.first(insn->length), pc, before);
-      if (!slots)
-        ++outcome.unpredictedMemory;
-      for (const MemorySlot &slot : slots.value_or(std::vector<MemorySlot>{})) {
-        MemoryAccess access{slot.address, slot.size, slot.read, slot.write, {}, {}};
-        if (slot.read)
-          access.readValue = target_.readMemory(slot.address, slot.size);
-        record.memory.push_back(std::move(access));
+  try {
+    while (outcome.trace.records.size() - 1 < request.count) {
+      uint64_t pc = previous.regs[pcIndex];
+      std::span<const uint8_t> bytes = instructionAt(pc);
+      std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
+      if (!insn) {
+        outcome.endReason = fmt::format("the bytes at {:#x} are not an instruction", pc);
+        break;
+      }
+      TraceRecord record;
+      std::optional<std::vector<MemorySlot>> slots;
+      if (request.memory) {
+        std::vector<uint64_t> before = previous.regs;
+        before.insert(before.end(), previous.ext.begin(), previous.ext.end());
+        slots = decoder_.slots(bytes.first(insn->length), pc, before);
+        if (!slots)
+          ++outcome.unpredictedMemory;
+        for (const MemorySlot &slot : slots.value_or(std::vector<MemorySlot>{})) {
+          MemoryAccess access{slot.address, slot.size, slot.read, slot.write, {}, {}};
+          if (slot.read)
+            access.readValue = target_.readMemory(slot.address, slot.size);
+          record.memory.push_back(std::move(access));
+        }
+      }
+
+      StopEvent stop = target_.stepInstruction(request.tid);
+      if (stop.kind != StopEvent::Kind::Step) {
+        outcome.userStop = stop;
+        outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
+        break;
+      }
+      if (!readState(request.tid, record))
+        throw std::runtime_error(
+            fmt::format("cannot read the registers of thread {} after a step", request.tid));
+      record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
+      for (MemoryAccess &access : record.memory)
+        if (access.write)
+          access.writtenValue = target_.readMemory(access.address, access.size);
+      // A value that could not be read (unmapped, a guard page) makes the access unrecordable.
+      std::erase_if(record.memory, [](const MemoryAccess &a) {
+        return (a.read && a.readValue.size() != a.size) ||
+               (a.write && a.writtenValue.size() != a.size);
+      });
+      outcome.trace.records.push_back(record);
+      previous = std::move(record);
+
+      size_t stepped = outcome.trace.records.size() - 1;
+      if (request.progress && stepped % kProgressEvery == 0)
+        request.progress(stepped);
+      if (request.until.count(previous.regs[pcIndex])) {
+        outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
+        outcome.reachedUntil = true;
+        break;
+      }
+      if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs) {
+        outcome.endReason = fmt::format("{} instructions were stepped before the time limit",
+                                        outcome.trace.records.size() - 1);
+        break;
       }
     }
-
-    StopEvent stop = target_.stepInstruction(request.tid);
-    if (stop.kind != StopEvent::Kind::Step) {
-      outcome.userStop = stop;
-      outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
-      break;
-    }
-    if (!readState(request.tid, record))
-      throw std::runtime_error(
-          fmt::format("cannot read the registers of thread {} after a step", request.tid));
-    record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
-    for (MemoryAccess &access : record.memory)
-      if (access.write)
-        access.writtenValue = target_.readMemory(access.address, access.size);
-    // A value that could not be read (unmapped, a guard page) makes the access unrecordable.
-    std::erase_if(record.memory, [](const MemoryAccess &a) {
-      return (a.read && a.readValue.size() != a.size) ||
-             (a.write && a.writtenValue.size() != a.size);
-    });
-    outcome.trace.records.push_back(record);
-    previous = std::move(record);
-
-    size_t stepped = outcome.trace.records.size() - 1;
-    if (request.progress && stepped % kProgressEvery == 0)
-      request.progress(stepped);
-    if (request.until.count(previous.regs[pcIndex])) {
-      outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
-      outcome.reachedUntil = true;
-      break;
-    }
-    if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs) {
-      outcome.endReason = fmt::format("{} instructions were stepped before the time limit",
-                                      outcome.trace.records.size() - 1);
-      break;
-    }
+  } catch (const Interrupted &interrupted) {
+    // What was recorded stands; an instruction stepped but not yet recorded is left out.
+    outcome.endReason = interrupted.what();
   }
   if (outcome.endReason.empty())
     outcome.endReason = fmt::format("{} instructions were stepped", request.count);

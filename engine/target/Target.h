@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,12 @@ public:
 // The inferior then continues as if the breakpoint were not there: the front-end steps over it and
 // resumes without showing the stop. A user breakpoint at the same address still stops for the user.
 using BreakpointHandler = std::function<void(uint64_t tid)>;
+
+// Thrown by a Target's call when the user interrupted the command (Ctrl-C). Long loops of the
+// engine catch it and end there, keeping what they took; elsewhere it fails the command.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
 
 class Target {
 public:

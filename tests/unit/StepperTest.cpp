@@ -17,8 +17,10 @@ class LoopMachine : public strobe::testing::FakeTarget {
 public:
   std::vector<uint64_t> regs = std::vector<uint64_t>(21, 0);
   std::map<uint64_t, uint8_t> memory;
-  std::optional<size_t> signalAtStep; // the n-th step reports a signal instead
+  std::optional<size_t> signalAtStep;    // the n-th step reports a signal instead
+  std::optional<size_t> interruptAtStep; // the n-th step throws Interrupted (Ctrl-C) instead
   size_t steps = 0;
+  size_t stepsAsked = 0;
 
   LoopMachine() {
     const uint8_t code[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0x03, 0xeb, 0xf7};
@@ -41,6 +43,8 @@ public:
     return bytes;
   }
   StopEvent stepInstruction(uint64_t tid) override {
+    if (interruptAtStep && stepsAsked++ == *interruptAtStep)
+      throw Interrupted();
     if (signalAtStep && steps++ == *signalAtStep)
       return {StopEvent::Kind::Signal, tid, 11, 0, "signal SIGSEGV"};
     switch (regs[kRip]) {
@@ -118,4 +122,16 @@ TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
   EXPECT_FALSE(limited.userStop);
   EXPECT_EQ(limited.trace.records.size(), 2u) << limited.endReason; // one step, then the limit
   EXPECT_EQ(limited.endReason, "1 instructions were stepped before the time limit");
+}
+
+TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
+  LoopMachine machine;
+  machine.interruptAtStep = 5;
+  Stepper stepper(machine);
+  StepOutcome out = stepper.run({1001, 100, {}, true, {}});
+  EXPECT_EQ(out.endReason, "interrupted");
+  EXPECT_FALSE(out.userStop) << "an interruption is not a stop of the program's own";
+  ASSERT_EQ(out.trace.records.size(), 6u); // the starting state and the 5 steps before Ctrl-C
+  EXPECT_EQ(out.trace.records[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
+  EXPECT_EQ(out.trace.records[5].regs[kRax], 2u);
 }
