@@ -493,7 +493,13 @@ std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
   return std::make_unique<LldbArming>(*this, session, selectedProcess(), signo);
 }
 
+bool LldbTarget::interruptRequested() {
+  return InterruptWatch::requested() || debugger_.InterruptRequested();
+}
+
 StopEvent LldbTarget::stepInstruction(uint64_t tid) {
+  if (interruptRequested())
+    throw Interrupted();
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetThreadByID(tid);
   if (!thread.IsValid())
@@ -659,10 +665,9 @@ StopEvent LldbTarget::sampleInForeground(lldb::SBProcess &process) {
     else
       event.description = error.GetCString() ? error.GetCString() : "the process did not resume";
     Verdict verdict = armedSession_ ? armedSession_->onStop(event) : Verdict::HandToUser;
-    // Ctrl-C while the command interpreter has the terminal interrupts the command rather than
-    // the process (with the process's own terminal handler on top it interrupts the process,
-    // which arrives here as a SIGSTOP stop). Either way sampling ends at this stop.
-    if (verdict == Verdict::Resume && debugger_.InterruptRequested() && armedSession_) {
+    // Ctrl-C (see InterruptWatch), or an interrupt a client requested through the SB API: the
+    // capture ends at this stop and keeps what it took.
+    if (verdict == Verdict::Resume && interruptRequested() && armedSession_) {
       event = {StopEvent::Kind::Other, event.tid, 0, 0, "interrupted"};
       verdict = armedSession_->onStop(event);
     }

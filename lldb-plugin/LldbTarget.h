@@ -3,6 +3,7 @@
 #pragma once
 
 #include "HiddenBreakpoints.h"
+#include "InterruptWatch.h"
 #include "RemoteRegisters.h"
 #include "target/Target.h"
 
@@ -76,6 +77,7 @@ public:
   private:
     LldbTarget &target_;
     std::unique_lock<std::recursive_mutex> lock_;
+    InterruptWatch ctrlC_;
   };
 
   // SBProcess::Continue(), retried for up to 0.1 s while it fails because another thread holds
@@ -101,6 +103,9 @@ public:
 
 private:
   friend class LldbArming;
+
+  // Ctrl-C during the current command, or an interrupt requested through the SB API.
+  bool interruptRequested();
 
   // The sample signal's handling before strobe changed it.
   struct SignalHandling {

@@ -42,15 +42,17 @@ std::vector<SubcommandSpec> build() {
   specs.push_back({"stop", "", 0, 0, "stop sampling and keep the capture", "", {}});
   specs.push_back({"status", "", 0, 0, "what strobe is doing and what it holds", "", {}});
 
-  SubcommandSpec record{"record",
-                        "",
-                        0,
-                        0,
-                        "sample until a duration, a sample count or a stop",
-                        "Blocks while the process runs and samples it, the form for batch runs\n"
-                        "(lldb -b, gdb -batch). Ends after --duration or --samples, or when the\n"
-                        "process stops for another reason or exits; the samples taken are kept.",
-                        samplingOptions()};
+  SubcommandSpec record{
+      "record",
+      "",
+      0,
+      0,
+      "sample until a duration, a sample count or a stop",
+      "Blocks while the process runs and samples it, the form for batch runs\n"
+      "(lldb -b, gdb -batch). Ends after --duration or --samples, at Ctrl-C, or\n"
+      "when the process stops for another reason or exits; the samples taken are\n"
+      "kept.",
+      samplingOptions()};
   record.options.push_back(
       {"duration", 'd', "TIME", "stop after this long: 5, 2.5s, 500ms, 1m", {}});
   record.options.push_back({"samples", 'n', "N", "stop after N sample stops", {}});
@@ -96,7 +98,7 @@ std::vector<SubcommandSpec> build() {
        "and records every instruction with the registers it changed, as compact diff\n"
        "records (spec 001). The trace joins the capture: 'strobe dump' prints it,\n"
        "'strobe save' stores it. A breakpoint, signal or exit on the way ends the trace\n"
-       "and reaches you as usual.",
+       "and reaches you as usual; Ctrl-C ends it too, keeping the steps taken.",
        {{"count", 'n', "N", "instructions to step (default 1000 unless --until is given)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},

@@ -3,7 +3,9 @@
 ctest passes the build's paths in the environment (see tests/CMakeLists.txt)."""
 import json
 import os
+import pty
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -164,6 +166,9 @@ class LldbSession:
     plugin = LLDB_PLUGIN
     kill = "process kill"
     attach = staticmethod(lambda pid: f"process attach -p {pid}")
+    prompt = "(lldb) "
+    interactive = staticmethod(lambda: ["lldb-19", "--no-lldbinit", "-o",
+                                        f"plugin load {LLDB_PLUGIN}", "--"])
 
     @staticmethod
     def session(commands, program=None, args=()):
@@ -196,6 +201,9 @@ class GdbSession:
     plugin = GDB_SCRIPT
     kill = "kill"
     attach = staticmethod(lambda pid: f"attach {pid}")
+    prompt = "(gdb) "
+    interactive = staticmethod(lambda: ["gdb", "-nx", "-q", "-iex", "set pagination off",
+                                        "-ex", f"source {GDB_SCRIPT}", "--args"])
 
     @staticmethod
     def session(commands, program=None, args=()):
@@ -214,6 +222,84 @@ class GdbSession:
     @staticmethod
     def print_variable(name):
         return f"python print('{name} =', int(gdb.parse_and_eval('{name}')))"
+
+
+class Terminal:
+    """A debugger (LldbSession, GdbSession) run interactively on a pseudo-terminal, as by a
+    user at a keyboard: interrupt() is Ctrl-C typed there, which the terminal turns into SIGINT
+    for whoever has it."""
+
+    def __init__(self, debugger, program, args=()):
+        self.debugger = debugger
+        argv = debugger.interactive() + [program, *args]
+        env = dict(os.environ, TERM="dumb")  # no colours or escape sequences in the output
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            try:
+                os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.output = ""  # everything printed so far
+        self.seen = 0     # where the next expect() looks from
+
+    def type(self, line):
+        os.write(self.fd, (line + "\n").encode())
+
+    def command(self, line, timeout=60):
+        """Types `line` once the debugger waits at its prompt: LLDB hands what is typed while the
+        program runs to the program."""
+        deadline = time.monotonic() + timeout
+        while not self.output.endswith(self.debugger.prompt):
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise AssertionError(f"no prompt within {timeout} s for {line!r}; the session "
+                                     f"printed:\n{self.output}")
+        self.type(line)
+
+    def interrupt(self):
+        os.write(self.fd, b"\x03")
+
+    def expect(self, pattern, timeout=60):
+        """The match of `pattern` in what is printed after the previous match."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.compile(pattern).search(self.output, self.seen)
+            if found:
+                self.seen = found.end()
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise AssertionError(f"{pattern!r} not printed within {timeout} s; the session "
+                                     f"printed:\n{self.output}")
+
+    def pause(self, seconds):
+        """Lets the session run, reading what it prints."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self._read(deadline - time.monotonic()):
+            pass
+
+    def _read(self, timeout):
+        ready, _, _ = select.select([self.fd], [], [], min(timeout, 1.0))
+        if ready:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:  # the debugger exited
+                return False
+            self.output += data.decode(errors="replace").replace("\r\n", "\n")
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        # Killed by its debugger, the inferior cannot outlive the test.
+        for line in (self.debugger.kill, "quit"):
+            self.type(line)
+            self.pause(1)
+        if os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
 
 
 def marked_session(debugger, steps, program=None, args=()):

@@ -1,0 +1,80 @@
+"""Ctrl-C typed at the terminal during a long `strobe` command, in both debuggers: the command
+ends at once and keeps what it took, the process stays stopped for the user, and the next
+`continue` runs it to its end (no breakpoint left behind, no interrupt left pending)."""
+import re
+import unittest
+
+import harness
+from test_gdb_capture import require_gdb
+from test_lldb_capture import require_lldb_plugin
+
+# examples/demo: a round is about 25 us, so this is a few seconds of work.
+DEMO_ROUNDS = "150000"
+
+
+class InterruptScenarios:
+    debugger = None
+    ended_by_interrupt = None  # how the debugger's Ctrl-C reads in strobe's end line
+    exited = None  # the debugger's line for the program's normal exit
+
+    def terminal(self):
+        terminal = harness.Terminal(self.debugger, harness.fixture("demo"), ["0", DEMO_ROUNDS])
+        self.addCleanup(terminal.__exit__)
+        terminal.command(self.break_main)
+        terminal.command("run")
+        terminal.expect(self.stopped_at_main)
+        return terminal
+
+    def test_ctrl_c_ends_a_record_and_keeps_its_samples(self):
+        t = self.terminal()
+        t.command("strobe record --duration 60s --frequency 500")
+        t.pause(1.5)
+        t.interrupt()
+        end = t.expect(r"sampling ended: (.*); (\d+) samples of 1 thread", timeout=20)
+        self.assertRegex(end.group(1), self.ended_by_interrupt)
+        self.assertGreater(int(end.group(2)), 20, t.output)
+        t.command("strobe profile --by function")
+        t.expect(r"compute_sixty")
+        t.command("continue")
+        t.expect(self.exited)
+
+    def test_ctrl_c_ends_a_step_trace_and_keeps_its_steps(self):
+        t = self.terminal()
+        t.command("strobe step --count 50000000 --quiet")
+        t.pause(2)
+        t.interrupt()
+        end = t.expect(r"stepped (\d+) instructions of thread \d+ in [^;]*; interrupted;",
+                       timeout=20)
+        steps = int(end.group(1))
+        self.assertGreater(steps, 100, t.output)
+        t.command("strobe dump")
+        t.expect(rf"step trace of thread \d+: {steps + 1} records")
+        t.command("continue")
+        t.expect(self.exited)
+
+
+class GdbInterruptTest(InterruptScenarios, unittest.TestCase):
+    debugger = harness.GdbSession
+    break_main = "break main"
+    stopped_at_main = r"Breakpoint 1, main \("
+    # GDB's Ctrl-C reaches the running program as SIGINT.
+    ended_by_interrupt = r"the process received signal SIGINT"
+    exited = r"\[Inferior 1 \(process \d+\) exited normally\]"
+
+    def setUp(self):
+        require_gdb()
+
+
+class LldbInterruptTest(InterruptScenarios, unittest.TestCase):
+    debugger = harness.LldbSession
+    break_main = "breakpoint set -n main"
+    stopped_at_main = r"stop reason = breakpoint 1\.1"
+    ended_by_interrupt = r"interrupted"
+    exited = r"Process \d+ exited with status = 0"
+
+    def setUp(self):
+        require_lldb_plugin()
+
+
+if __name__ == "__main__":
+    unittest.main()
