@@ -7,11 +7,35 @@
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
+#include <type_traits>
 
 namespace strobe {
 namespace {
 
 constexpr unsigned kMaxSourceBytes = 16;
+
+// Calls op(width, offset) on chunks of 8, 4 or 1 bytes that together cover [0, n), n <= 16,
+// overlapping rather than reaching past n, while op returns true; whether all did. Every record
+// compares or copies its instruction bytes, and a loop per byte (or a memcmp/memmove call)
+// cost more than these two or three fixed-size moves.
+template <typename Op> [[gnu::always_inline]] inline bool shortChunks(size_t n, Op op) {
+  using Eight = std::integral_constant<size_t, 8>;
+  using Four = std::integral_constant<size_t, 4>;
+  using One = std::integral_constant<size_t, 1>;
+  if (n >= 8)
+    return op(Eight{}, 0) && op(Eight{}, n - 8);
+  if (n >= 4)
+    return op(Four{}, 0) && op(Four{}, n - 4);
+  return n == 0 || (op(One{}, 0) && op(One{}, n / 2) && op(One{}, n - 1));
+}
+
+// Copies n <= 16 bytes.
+[[gnu::always_inline]] inline void copyShort(uint8_t *to, const uint8_t *from, size_t n) {
+  shortChunks(n, [&](auto width, size_t at) {
+    std::memcpy(to + at, from + at, width);
+    return true;
+  });
+}
 
 // A value of 1..16 bytes as two little-endian words and the masks of their valid bytes.
 struct Packed {
@@ -102,16 +126,18 @@ void CoderState::beginBlock() {
 }
 
 void CoderState::remember(History &h, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                          std::span<const uint8_t> instruction) {
+                          std::span<const uint8_t> instruction, bool instructionKnown) {
   h.pc = pcBefore;
   h.nextPc = nextPc;
   h.generation = generation_;
   h.changed = changes.slots;
   h.deltaCount = changes.deltaCount;
-  std::copy_n(changes.deltas.begin(), changes.deltaCount, h.deltas.begin());
+  for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
+    h.deltas[k] = changes.deltas[k];
+  if (instructionKnown)
+    return;
   if (instruction.size() <= h.instruction.size()) {
-    for (size_t i = 0; i < instruction.size(); ++i) // a few bytes: cheaper than a memmove call
-      h.instruction[i] = instruction[i];
+    copyShort(h.instruction.data(), instruction.data(), instruction.size());
     h.instructionLength = static_cast<uint8_t>(instruction.size());
   } else {
     h.instructionLength = History::kUnknownInstruction;
@@ -221,13 +247,12 @@ SlotMask RecordEncoder::changedSlots(const TraceRecord &record) const {
 
 namespace {
 
-bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      return false;
-  return true;
+// Whether an instruction equals remembered bytes (at most 16).
+bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> instruction) {
+  return remembered.size() == instruction.size() &&
+         shortChunks(remembered.size(), [&](auto width, size_t at) {
+           return std::memcmp(remembered.data() + at, instruction.data() + at, width) == 0;
+         });
 }
 
 } // namespace
@@ -338,7 +363,7 @@ bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
     out = encodeMemory(record, memorySlots, out);
   // A record exactly as its history predicted would rewrite that history unchanged.
   if (!predict.known || pcCode != kPcPredicted || regCode != kRegsPredicted || sendInstruction)
-    remember(entry, pcBefore, pc, changes, instruction);
+    remember(entry, pcBefore, pc, changes, instruction, predict.known && !sendInstruction);
   return out;
 }
 
@@ -431,14 +456,11 @@ MemoryAccess &RecordDecoder::addAccess() {
 
 namespace {
 
-// An instruction from the prediction table into the record: at most 16 bytes, which a byte loop
-// copies in less time than vector::assign takes to reach memmove.
+// An instruction from the prediction table (at most 16 bytes) into the record.
 void setInstruction(std::vector<uint8_t> &instruction, std::span<const uint8_t> bytes) {
   if (instruction.size() != bytes.size())
     instruction.resize(bytes.size());
-  uint8_t *out = instruction.data();
-  for (size_t i = 0; i < bytes.size(); ++i)
-    out[i] = bytes[i];
+  copyShort(instruction.data(), bytes.data(), bytes.size());
 }
 
 bool getBytes(std::span<const uint8_t> &in, size_t size, std::vector<uint8_t> &out) {
@@ -602,7 +624,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
       return problem;
   }
   if (!predict.known || (head & (kPcMask | kRegMask | kInstructionFollows)) != 0)
-    remember(entry, pcBefore, pc, changes, record_.instruction);
+    remember(entry, pcBefore, pc, changes, record_.instruction,
+             predict.known && !(head & kInstructionFollows));
   input = in;
   return std::nullopt;
 }

@@ -65,8 +65,10 @@ protected:
     return entry.generation == generation_ && entry.pc == pc ? &entry : nullptr;
   }
   // Remembers what the record made at `pcBefore` did. Slots must be added in ascending order.
+  // `instructionKnown`: the entry already holds these instruction bytes for this pc (most
+  // records), so copying them again would only cost time.
   void remember(History &entry, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                std::span<const uint8_t> instruction);
+                std::span<const uint8_t> instruction, bool instructionKnown);
   // The model's slots for an instruction, from the registers before it (before_), or none when
   // it cannot predict them.
   std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
