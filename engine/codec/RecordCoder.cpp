@@ -179,31 +179,47 @@ constexpr size_t kMemoryBound = 2 * 10;
 
 } // namespace
 
+namespace {
+
+[[noreturn]] void reject(const std::string &what) {
+  throw std::invalid_argument("trace record: " + what);
+}
+
+} // namespace
+
 size_t RecordEncoder::validate(const TraceRecord &record) const {
+  // The checks every record needs inline, the messages out of line: building them inline made
+  // this a call with a stack frame per record.
+  if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
+      record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
+    rejectShape(record);
+  return record.memory.empty() ? kRecordBound : memoryBound(record);
+}
+
+void RecordEncoder::rejectShape(const TraceRecord &record) const {
   const StreamLayout &layout = header_.layout;
-  auto fail = [](const std::string &what) { throw std::invalid_argument("trace record: " + what); };
   if (record.regs.size() != layout.mainCount)
-    fail(std::to_string(record.regs.size()) + " registers, expected " +
-         std::to_string(layout.mainCount));
+    reject(std::to_string(record.regs.size()) + " registers, expected " +
+           std::to_string(layout.mainCount));
   if (record.ext.size() != layout.extSlots)
-    fail(std::to_string(record.ext.size()) + " extended slots, expected " +
-         std::to_string(layout.extSlots));
-  if (record.instruction.size() > kMaxInstructionBytes)
-    fail("instruction of " + std::to_string(record.instruction.size()) + " bytes");
-  if (record.memory.empty()) [[likely]]
-    return kRecordBound;
+    reject(std::to_string(record.ext.size()) + " extended slots, expected " +
+           std::to_string(layout.extSlots));
+  reject("instruction of " + std::to_string(record.instruction.size()) + " bytes");
+}
+
+size_t RecordEncoder::memoryBound(const TraceRecord &record) {
   if (record.memory.size() > kMaxAccesses)
-    fail(std::to_string(record.memory.size()) + " memory accesses");
+    reject(std::to_string(record.memory.size()) + " memory accesses");
   size_t memoryBytes = 0;
   for (const MemoryAccess &a : record.memory) {
     if (a.size == 0 || a.size > kMaxAccessBytes || !(a.read || a.write) ||
         a.readValue.size() != (a.read ? a.size : 0) ||
         a.writtenValue.size() != (a.write ? a.size : 0))
-      fail("inconsistent memory access");
+      reject("inconsistent memory access");
     memoryBytes += a.readValue.size() + a.writtenValue.size();
   }
   if (memoryBytes > kMaxRecordMemoryBytes)
-    fail(std::to_string(memoryBytes) + " bytes of memory values");
+    reject(std::to_string(memoryBytes) + " bytes of memory values");
   return kRecordBound + kMemoryBound + kAccessBound * record.memory.size() + memoryBytes;
 }
 
@@ -230,7 +246,8 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
 
 // Branch-free bit gathering (which slots change is data a branch predictor cannot learn), and
 // the extended state, which rarely changes, skipped with one comparison when it did not.
-SlotMask RecordEncoder::changedSlots(const TraceRecord &record) const {
+[[gnu::always_inline]] inline SlotMask
+RecordEncoder::changedSlots(const TraceRecord &record) const {
   SlotMask changed;
   changed.words[0] =
       differingSlots(record.regs.data(), state_.data(), mainCount_) & ~(uint64_t{1} << pc_);

@@ -102,6 +102,10 @@ public:
 private:
   // Checks the record; the most bytes it can encode to.
   size_t validate(const TraceRecord &record) const;
+  // Throws for a record whose registers or instruction do not fit the layout.
+  [[noreturn, gnu::cold, gnu::noinline]] void rejectShape(const TraceRecord &record) const;
+  // Checks the memory accesses; the most bytes a record with them can encode to.
+  static size_t memoryBound(const TraceRecord &record);
   // Each writes at `out` and returns the end of what it wrote.
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
