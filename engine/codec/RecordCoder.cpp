@@ -455,7 +455,10 @@ std::optional<std::string> RecordDecoder::decode(std::span<const uint8_t> &in) {
     std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
     record_.memory.clear();
   }
-  auto problem = inBlock_ ? decodeDelta(in) : decodeKeyframe(in);
+  // Deltas return straight through (no move of the optional string for each record).
+  if (inBlock_) [[likely]]
+    return decodeDelta(in);
+  auto problem = decodeKeyframe(in);
   if (!problem)
     inBlock_ = true;
   return problem;
