@@ -7,11 +7,35 @@
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
+#include <type_traits>
 
 namespace strobe {
 namespace {
 
 constexpr unsigned kMaxSourceBytes = 16;
+
+// Calls op(width, offset) on chunks of 8, 4 or 1 bytes that together cover [0, n), n <= 16,
+// overlapping rather than reaching past n, while op returns true; whether all did. Every record
+// compares or copies its instruction bytes, and a loop per byte (or a memcmp/memmove call)
+// cost more than these two or three fixed-size moves.
+template <typename Op> [[gnu::always_inline]] inline bool shortChunks(size_t n, Op op) {
+  using Eight = std::integral_constant<size_t, 8>;
+  using Four = std::integral_constant<size_t, 4>;
+  using One = std::integral_constant<size_t, 1>;
+  if (n >= 8)
+    return op(Eight{}, 0) && op(Eight{}, n - 8);
+  if (n >= 4)
+    return op(Four{}, 0) && op(Four{}, n - 4);
+  return n == 0 || (op(One{}, 0) && op(One{}, n / 2) && op(One{}, n - 1));
+}
+
+// Copies n <= 16 bytes.
+[[gnu::always_inline]] inline void copyShort(uint8_t *to, const uint8_t *from, size_t n) {
+  shortChunks(n, [&](auto width, size_t at) {
+    std::memcpy(to + at, from + at, width);
+    return true;
+  });
+}
 
 // A value of 1..16 bytes as two little-endian words and the masks of their valid bytes.
 struct Packed {
@@ -102,16 +126,18 @@ void CoderState::beginBlock() {
 }
 
 void CoderState::remember(History &h, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                          std::span<const uint8_t> instruction) {
+                          std::span<const uint8_t> instruction, bool instructionKnown) {
   h.pc = pcBefore;
   h.nextPc = nextPc;
   h.generation = generation_;
   h.changed = changes.slots;
   h.deltaCount = changes.deltaCount;
-  std::copy_n(changes.deltas.begin(), changes.deltaCount, h.deltas.begin());
+  for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
+    h.deltas[k] = changes.deltas[k];
+  if (instructionKnown)
+    return;
   if (instruction.size() <= h.instruction.size()) {
-    for (size_t i = 0; i < instruction.size(); ++i) // a few bytes: cheaper than a memmove call
-      h.instruction[i] = instruction[i];
+    copyShort(h.instruction.data(), instruction.data(), instruction.size());
     h.instructionLength = static_cast<uint8_t>(instruction.size());
   } else {
     h.instructionLength = History::kUnknownInstruction;
@@ -153,31 +179,47 @@ constexpr size_t kMemoryBound = 2 * 10;
 
 } // namespace
 
+namespace {
+
+[[noreturn]] void reject(const std::string &what) {
+  throw std::invalid_argument("trace record: " + what);
+}
+
+} // namespace
+
 size_t RecordEncoder::validate(const TraceRecord &record) const {
+  // The checks every record needs inline, the messages out of line: building them inline made
+  // this a call with a stack frame per record.
+  if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
+      record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
+    rejectShape(record);
+  return record.memory.empty() ? kRecordBound : memoryBound(record);
+}
+
+void RecordEncoder::rejectShape(const TraceRecord &record) const {
   const StreamLayout &layout = header_.layout;
-  auto fail = [](const std::string &what) { throw std::invalid_argument("trace record: " + what); };
   if (record.regs.size() != layout.mainCount)
-    fail(std::to_string(record.regs.size()) + " registers, expected " +
-         std::to_string(layout.mainCount));
+    reject(std::to_string(record.regs.size()) + " registers, expected " +
+           std::to_string(layout.mainCount));
   if (record.ext.size() != layout.extSlots)
-    fail(std::to_string(record.ext.size()) + " extended slots, expected " +
-         std::to_string(layout.extSlots));
-  if (record.instruction.size() > kMaxInstructionBytes)
-    fail("instruction of " + std::to_string(record.instruction.size()) + " bytes");
-  if (record.memory.empty()) [[likely]]
-    return kRecordBound;
+    reject(std::to_string(record.ext.size()) + " extended slots, expected " +
+           std::to_string(layout.extSlots));
+  reject("instruction of " + std::to_string(record.instruction.size()) + " bytes");
+}
+
+size_t RecordEncoder::memoryBound(const TraceRecord &record) {
   if (record.memory.size() > kMaxAccesses)
-    fail(std::to_string(record.memory.size()) + " memory accesses");
+    reject(std::to_string(record.memory.size()) + " memory accesses");
   size_t memoryBytes = 0;
   for (const MemoryAccess &a : record.memory) {
     if (a.size == 0 || a.size > kMaxAccessBytes || !(a.read || a.write) ||
         a.readValue.size() != (a.read ? a.size : 0) ||
         a.writtenValue.size() != (a.write ? a.size : 0))
-      fail("inconsistent memory access");
+      reject("inconsistent memory access");
     memoryBytes += a.readValue.size() + a.writtenValue.size();
   }
   if (memoryBytes > kMaxRecordMemoryBytes)
-    fail(std::to_string(memoryBytes) + " bytes of memory values");
+    reject(std::to_string(memoryBytes) + " bytes of memory values");
   return kRecordBound + kMemoryBound + kAccessBound * record.memory.size() + memoryBytes;
 }
 
@@ -204,7 +246,8 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
 
 // Branch-free bit gathering (which slots change is data a branch predictor cannot learn), and
 // the extended state, which rarely changes, skipped with one comparison when it did not.
-SlotMask RecordEncoder::changedSlots(const TraceRecord &record) const {
+[[gnu::always_inline]] inline SlotMask
+RecordEncoder::changedSlots(const TraceRecord &record) const {
   SlotMask changed;
   changed.words[0] =
       differingSlots(record.regs.data(), state_.data(), mainCount_) & ~(uint64_t{1} << pc_);
@@ -221,13 +264,12 @@ SlotMask RecordEncoder::changedSlots(const TraceRecord &record) const {
 
 namespace {
 
-bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      return false;
-  return true;
+// Whether an instruction equals remembered bytes (at most 16).
+bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> instruction) {
+  return remembered.size() == instruction.size() &&
+         shortChunks(remembered.size(), [&](auto width, size_t at) {
+           return std::memcmp(remembered.data() + at, instruction.data() + at, width) == 0;
+         });
 }
 
 } // namespace
@@ -338,7 +380,7 @@ bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
     out = encodeMemory(record, memorySlots, out);
   // A record exactly as its history predicted would rewrite that history unchanged.
   if (!predict.known || pcCode != kPcPredicted || regCode != kRegsPredicted || sendInstruction)
-    remember(entry, pcBefore, pc, changes, instruction);
+    remember(entry, pcBefore, pc, changes, instruction, predict.known && !sendInstruction);
   return out;
 }
 
@@ -413,7 +455,10 @@ std::optional<std::string> RecordDecoder::decode(std::span<const uint8_t> &in) {
     std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
     record_.memory.clear();
   }
-  auto problem = inBlock_ ? decodeDelta(in) : decodeKeyframe(in);
+  // Deltas return straight through (no move of the optional string for each record).
+  if (inBlock_) [[likely]]
+    return decodeDelta(in);
+  auto problem = decodeKeyframe(in);
   if (!problem)
     inBlock_ = true;
   return problem;
@@ -431,14 +476,11 @@ MemoryAccess &RecordDecoder::addAccess() {
 
 namespace {
 
-// An instruction from the prediction table into the record: at most 16 bytes, which a byte loop
-// copies in less time than vector::assign takes to reach memmove.
+// An instruction from the prediction table (at most 16 bytes) into the record.
 void setInstruction(std::vector<uint8_t> &instruction, std::span<const uint8_t> bytes) {
   if (instruction.size() != bytes.size())
     instruction.resize(bytes.size());
-  uint8_t *out = instruction.data();
-  for (size_t i = 0; i < bytes.size(); ++i)
-    out[i] = bytes[i];
+  copyShort(instruction.data(), bytes.data(), bytes.size());
 }
 
 bool getBytes(std::span<const uint8_t> &in, size_t size, std::vector<uint8_t> &out) {
@@ -602,7 +644,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
       return problem;
   }
   if (!predict.known || (head & (kPcMask | kRegMask | kInstructionFollows)) != 0)
-    remember(entry, pcBefore, pc, changes, record_.instruction);
+    remember(entry, pcBefore, pc, changes, record_.instruction,
+             predict.known && !(head & kInstructionFollows));
   input = in;
   return std::nullopt;
 }

@@ -65,8 +65,10 @@ protected:
     return entry.generation == generation_ && entry.pc == pc ? &entry : nullptr;
   }
   // Remembers what the record made at `pcBefore` did. Slots must be added in ascending order.
+  // `instructionKnown`: the entry already holds these instruction bytes for this pc (most
+  // records), so copying them again would only cost time.
   void remember(History &entry, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                std::span<const uint8_t> instruction);
+                std::span<const uint8_t> instruction, bool instructionKnown);
   // The model's slots for an instruction, from the registers before it (before_), or none when
   // it cannot predict them.
   std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
@@ -100,6 +102,10 @@ public:
 private:
   // Checks the record; the most bytes it can encode to.
   size_t validate(const TraceRecord &record) const;
+  // Throws for a record whose registers or instruction do not fit the layout.
+  [[noreturn, gnu::cold, gnu::noinline]] void rejectShape(const TraceRecord &record) const;
+  // Checks the memory accesses; the most bytes a record with them can encode to.
+  static size_t memoryBound(const TraceRecord &record);
   // Each writes at `out` and returns the end of what it wrote.
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
