@@ -104,17 +104,30 @@ Isa PyTarget::isa() {
   throw std::runtime_error("strobe does not support the architecture '" + name + "'");
 }
 
-int PyTarget::pid() { return call<int>("pid"); }
-bool PyTarget::isHostProcess() { return call<bool>("is_host_process"); }
+const std::optional<HostProcess> &PyTarget::hostProcess() {
+  auto identity = call<std::tuple<int, uint64_t, std::string>>("identity");
+  if (identity != identity_) {
+    identity_ = identity;
+    host_ = findHostProcess(std::get<0>(identity), std::get<1>(identity), std::get<2>(identity));
+  }
+  return host_;
+}
+
+int PyTarget::pid() {
+  const std::optional<HostProcess> &host = hostProcess();
+  return host ? host->pid : std::get<0>(identity_);
+}
+
+bool PyTarget::isHostProcess() { return hostProcess().has_value(); }
+bool PyTarget::isEmulated() { return hostProcess() && host_->emulated; }
 std::vector<uint64_t> PyTarget::threads() { return call<std::vector<uint64_t>>("threads"); }
 uint64_t PyTarget::currentThread() { return call<uint64_t>("current_thread"); }
 
 NativeTracee *PyTarget::native() {
-  if (!direct_)
+  // An emulator's registers and memory are its own, not the program's.
+  if (!direct_ || !hostProcess() || host_->emulated)
     return nullptr;
-  int pid = this->pid();
-  if (pid <= 0)
-    return nullptr;
+  int pid = host_->pid;
   if (!native_ || native_->pid() != pid) {
     auto name = call<std::string>("isa");
     std::optional<Isa> isa = isaFromName(name);

@@ -5,7 +5,10 @@
 //
 // The protocol the Python object implements, one method per port call:
 //   has_process() -> bool            isa() -> architecture name    pid() -> int
-//   is_host_process() -> bool        threads() -> [tid]            current_thread() -> tid
+//   identity() -> (pid, tid, program) as GDB names them (tid: the selected thread's, 0 without
+//                 one; program: the executable's path, "" without one); PyTarget finds the host
+//                 process behind them (HostProcess.h)
+//   threads() -> [tid]               current_thread() -> tid
 //   read_thread(tid, depth) -> ([register], [pc, caller, ...]) or None when unreadable
 //   read_extended(tid) -> [slot] or None
 //   modules() -> [(path, build_id, start, end, bias)]
@@ -29,11 +32,15 @@
 #pragma once
 
 #include "NativeTracee.h"
+#include "target/HostProcess.h"
 #include "target/Target.h"
 
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
 #include <unordered_set>
 
 namespace strobe::gdb {
@@ -47,6 +54,7 @@ public:
   Isa isa() override;
   int pid() override;
   bool isHostProcess() override;
+  bool isEmulated() override;
   std::vector<uint64_t> threads() override;
   bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) override;
   std::vector<ModuleInfo> modules() override;
@@ -73,6 +81,7 @@ public:
 
 private:
   NativeTracee *native();
+  const std::optional<HostProcess> &hostProcess();
   StopEvent stopEvent(pybind11::handle tuple);
   // A method of the Python port; the GIL must be held.
   template <typename... Args> pybind11::object invoke(const char *method, Args &&...args);
@@ -82,6 +91,8 @@ private:
   pybind11::object impl_;
   bool direct_;
   std::unique_ptr<NativeTracee> native_;
+  std::tuple<int, uint64_t, std::string> identity_; // what host_ was found from
+  std::optional<HostProcess> host_;
   bool gdbStale_ = false;
   pybind11::object guard_; // the latest native_step_guard() answer, and its addresses
   std::unordered_set<uint64_t> avoid_;

@@ -94,7 +94,7 @@ PYBIND11_MODULE(_strobe, m) {
       .def(
           "forget_process", [](GdbSession &self) { self.target.forgetProcess(); },
           "Drops what the direct paths cached about the process (its modules changed).")
-      .def_static("sample_signal", &Session::sampleSignal);
+      .def_static("sample_signal", &Session::sampleSignal, py::arg("emulated") = false);
 
   py::class_<BreakpointProbe>(m, "BreakpointProbe")
       .def_readonly("hits", &BreakpointProbe::hits)

@@ -34,8 +34,8 @@
 #include <fstream>
 #include <memory>
 #include <signal.h>
+#include <stdexcept>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 
@@ -58,12 +58,6 @@ std::string symbolName(lldb::SBSymbol &symbol) {
   if (symbol.GetType() == lldb::eSymbolTypeTrampoline)
     name += "@plt";
   return demangledName(name);
-}
-
-bool sameFile(const std::string &a, const std::string &b) {
-  struct stat sa, sb;
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
 }
 
 // Whether `signo` is queued for the process (sent, not yet delivered): a pending sample signal
@@ -184,6 +178,7 @@ public:
     else
       saved_ = {signals,
                 pid,
+                target_.pid(),
                 signo,
                 signals.GetShouldStop(signo),
                 signals.GetShouldNotify(signo),
@@ -278,18 +273,24 @@ Isa LldbTarget::isa() {
   return isaFromName(triple ? triple : "").value_or(Isa::X86_64);
 }
 
-int LldbTarget::pid() { return static_cast<int>(selectedProcess().GetProcessID()); }
+std::optional<HostProcess> LldbTarget::hostProcess() {
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetSelectedThread();
+  return findHostProcess(static_cast<int>(process.GetProcessID()),
+                         thread.IsValid() ? thread.GetThreadID() : 0,
+                         fullPath(selectedTarget().GetExecutable()));
+}
 
-bool LldbTarget::isHostProcess() {
-  // Local and localhost-remote processes alike: the pid must name, on this host, a process
-  // running the target's executable (a remote machine's pid could exist here by chance).
-  int id = pid();
-  std::string proc = "/proc/" + std::to_string(id);
-  struct stat info;
-  if (id <= 0 || ::stat(proc.c_str(), &info) != 0)
-    return false;
-  std::string executable = fullPath(selectedTarget().GetExecutable());
-  return executable.empty() || sameFile(proc + "/exe", executable);
+int LldbTarget::pid() {
+  std::optional<HostProcess> host = hostProcess();
+  return host ? host->pid : static_cast<int>(selectedProcess().GetProcessID());
+}
+
+bool LldbTarget::isHostProcess() { return hostProcess().has_value(); }
+
+bool LldbTarget::isEmulated() {
+  std::optional<HostProcess> host = hostProcess();
+  return host && host->emulated;
 }
 
 std::vector<uint64_t> LldbTarget::threads() {
@@ -490,6 +491,13 @@ std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
     background_.reset();
   settle();
   learnSetup();
+  // qemu's gdbstub reports signals in GDB's numbering, which LLDB then keeps for the process
+  // (SIGPWR is 32 there, 30 on the host): the sample stops would not be recognised and the signal
+  // would reach the program once sampling ends.
+  if (signo != 0 && isEmulated())
+    throw std::runtime_error(
+        "sampling a program under qemu-user is not supported in LLDB (it numbers the stub's "
+        "signals differently); use gdb-multiarch and 'target remote', or 'strobe step' here");
   return std::make_unique<LldbArming>(*this, session, selectedProcess(), signo);
 }
 
@@ -754,7 +762,7 @@ void LldbTarget::settle() {
   // timer gone, the kernel and the threads' stop reasons say exactly whether a sample signal is
   // still to come: queued, or held by a stopped thread that LLDB would pass it to on resume.
   auto leftOver = [&] {
-    return signalPending(handling.pid, handling.signo) || holdsSignal(process, handling.signo);
+    return signalPending(handling.hostPid, handling.signo) || holdsSignal(process, handling.signo);
   };
   StopEvent now = describeStop(process);
   bool resume = std::exchange(resumeOwed_, false);
@@ -767,7 +775,7 @@ void LldbTarget::settle() {
   // A stop of strobe's own, which the user has not seen: first get any queued sample signal out
   // of the way where strobe still owns the stops (still armed; synchronous, so hidden).
   SynchronousExecution synchronous(debugger_);
-  for (int attempt = 0; attempt < 4 && signalPending(handling.pid, handling.signo); ++attempt) {
+  for (int attempt = 0; attempt < 4 && signalPending(handling.hostPid, handling.signo); ++attempt) {
     if (!continueProcess(process).Success())
       break;
     if (StopEvent next = describeStop(process);
@@ -781,7 +789,7 @@ void LldbTarget::settle() {
     // `strobe stop` while running: the process runs on. Its current stop holds a sample signal,
     // which this resume drops (the signal is still suppressed); then the user's handling is back.
     resumeAsUser(process);
-    finishRelease(signalPending(handling.pid, handling.signo));
+    finishRelease(signalPending(handling.hostPid, handling.signo));
     return;
   }
   // The capture ended at a sample stop and the process stays stopped (a duration or a sample
@@ -791,7 +799,7 @@ void LldbTarget::settle() {
   // `process interrupt` uses, no instruction further on, holding nothing that can harm it.
   lldb::SBUnixSignals signals = process.GetUnixSignals();
   if (signals.GetShouldStop(SIGSTOP) && signals.GetShouldSuppress(SIGSTOP) &&
-      ::kill(handling.pid, SIGSTOP) == 0 && continueProcess(process).Success()) {
+      ::kill(handling.hostPid, SIGSTOP) == 0 && continueProcess(process).Success()) {
     StopEvent last = describeStop(process);
     if (last.kind != StopEvent::Kind::Signal || last.signo != SIGSTOP)
       print(stopStatus()); // something of the user's came first

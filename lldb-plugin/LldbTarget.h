@@ -5,6 +5,7 @@
 #include "HiddenBreakpoints.h"
 #include "InterruptWatch.h"
 #include "RemoteRegisters.h"
+#include "target/HostProcess.h"
 #include "target/Target.h"
 
 #include <lldb/API/SBCommandReturnObject.h>
@@ -37,6 +38,7 @@ public:
   Isa isa() override;
   int pid() override;
   bool isHostProcess() override;
+  bool isEmulated() override;
   std::vector<uint64_t> threads() override;
   bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) override;
   std::vector<ModuleInfo> modules() override;
@@ -110,7 +112,8 @@ private:
   // The sample signal's handling before strobe changed it.
   struct SignalHandling {
     lldb::SBUnixSignals signals;
-    int pid = 0;
+    int pid = 0;     // LLDB's
+    int hostPid = 0; // the process signals go to (an emulator's under qemu-user)
     int signo = 0;
     bool stop = false, notify = false, suppress = false;
   };
@@ -120,13 +123,14 @@ private:
     uint32_t process = 0; // SBProcess::GetUniqueID(); 0 before anything was learnt
     Isa isa = Isa::X86_64;
     bool host = false;
-    int pid = 0;
+    int pid = 0;                    // the host process's
     std::vector<std::string> names; // the register table as LLDB spells it
     std::vector<bool> absent;       // names this LLDB turned out not to know
     std::optional<RemoteRegisters> remote;
   };
 
   lldb::SBTarget selectedTarget() { return debugger_.GetSelectedTarget(); }
+  std::optional<HostProcess> hostProcess();
   lldb::SBProcess selectedProcess() { return selectedTarget().GetProcess(); }
   void learnSetup();
   // A hit of one of strobe's breakpoints: its handler, serialised with the engine.

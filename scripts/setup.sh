@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config lldb-19 liblldb-19-dev python3-lldb-19 gdb
   gdbserver libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libcapstone-dev pybind11-dev
-  python3-dev zlib1g-dev clang libclang-rt-dev)
+  python3-dev zlib1g-dev clang libclang-rt-dev
+  qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

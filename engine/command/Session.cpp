@@ -124,9 +124,10 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   next->sampleLimit = plan.sampleLimit;
   next->blocking = plan.blocking;
   stopWatch.reset(); // the sampling arming reports every stop from now on
-  next->arming = t.arm(*session, sampleSignal());
+  next->signo = sampleSignal(t.isEmulated());
+  next->arming = t.arm(*session, next->signo);
   next->timer = std::make_unique<SignalTimer>(SignalTimer::Config{
-      t.pid(), sampleSignal(), c.header.periodNs, 0.1, plan.duration, plan.maxSlowdown});
+      t.pid(), next->signo, c.header.periodNs, 0.1, plan.duration, plan.maxSlowdown});
   next->stopsBefore = c.stops;
   if (joining) {
     next->startNs = captureStartNs;
@@ -195,7 +196,7 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
   }
   if (!live)
     return Verdict::HandToUser;
-  if (event.kind == StopEvent::Kind::Signal && event.signo == sampleSignal()) {
+  if (event.kind == StopEvent::Kind::Signal && event.signo == live->signo) {
     // Every sample signal while armed is strobe's: one in flight, or one sent just before the
     // previous capture ended and kept silent for exactly this reason.
     uint64_t begin = monotonicNs();
@@ -412,6 +413,10 @@ Verdict Session::onStop(const StopEvent &event) {
   }
 }
 
-int Session::sampleSignal() { return SIGRTMAX - 1; }
+// qemu-user hands a host real-time signal to the program under another number, and the mapping
+// changed in QEMU 5.1, 7.x and 9.2 (host SIGRTMAX-1 arrives as 61 in 7.2); standard signals keep
+// their numbers. SIGPWR: one both GDB and LLDB name, that qemu's gdbstub reports, and that
+// programs seldom use.
+int Session::sampleSignal(bool emulated) { return emulated ? SIGPWR : SIGRTMAX - 1; }
 
 } // namespace strobe

@@ -26,8 +26,9 @@ public:
   // Called by the front-end for every stop while armed (see Target::arm), on the debugger's thread.
   Verdict onStop(const StopEvent &event);
 
-  // The signal strobe stops the inferior with: a real-time signal programs rarely use.
-  static int sampleSignal();
+  // The signal strobe stops the inferior with: a real-time signal programs rarely use, except
+  // under an emulator (see the definition).
+  static int sampleSignal(bool emulated = false);
 
 private:
   struct Impl;

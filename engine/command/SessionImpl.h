@@ -45,6 +45,7 @@ struct SamplingPlan {
 // A capture being taken: the timer, the debugger settings it changed, and the sampler.
 struct LiveCapture {
   Capture &capture;
+  int signo = 0; // the sample signal
   std::unique_ptr<Arming> arming;
   Sampler sampler;
   // Started only once the debugger is armed: a sample signal must never reach an unarmed inferior,

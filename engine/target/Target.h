@@ -106,6 +106,9 @@ public:
   virtual int pid() = 0;
   // The host that runs the debugger can see and signal the inferior (local or localhost remote).
   virtual bool isHostProcess() = 0;
+  // The program runs under a user-mode emulator on this host (qemu-user's gdbstub): pid() is the
+  // emulator's (see HostProcess.h).
+  virtual bool isEmulated() = 0;
   virtual std::vector<uint64_t> threads() = 0;
   virtual bool readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) = 0;
   virtual std::vector<ModuleInfo> modules() = 0;

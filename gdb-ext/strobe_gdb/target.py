@@ -11,7 +11,6 @@ For a process GDB runs natively, the _strobe module reads registers and the call
 single steps itself (GDB's thread is the tracer); this class is its fallback and does what needs
 GDB: remote targets, code without CFI, steps that could arrive at a breakpoint, signals."""
 import contextlib
-import os
 import re
 import signal
 
@@ -79,15 +78,12 @@ class GdbTarget:
     def pid(self):
         return gdb.selected_inferior().pid
 
-    def is_host_process(self):
-        program = gdb.selected_inferior().progspace.filename
-        try:
-            exe = os.stat(f"/proc/{self.pid()}/exe")
-            # gdbserver's files read through the remote protocol are named target:PATH
-            return program is None or os.path.samestat(
-                exe, os.stat(program.removeprefix("target:")))
-        except OSError:
-            return False
+    def identity(self):
+        inferior = gdb.selected_inferior()
+        thread = gdb.selected_thread()
+        # gdbserver's files read through the remote protocol are named target:PATH
+        program = (inferior.progspace.filename or "").removeprefix("target:")
+        return inferior.pid, thread.ptid[1] if thread is not None else 0, program
 
     def threads(self):
         # Not Inferior.threads(): that refreshes GDB's thread list through libthread_db, which

@@ -54,9 +54,9 @@ def lldb(commands, program=None, args=(), timeout=TIMEOUT):
     return run(argv, timeout)
 
 
-def gdb(commands, program=None, args=(), timeout=TIMEOUT):
+def gdb(commands, program=None, args=(), timeout=TIMEOUT, binary="gdb"):
     """Runs gdb -batch with strobe sourced, then `commands` in order. Returns (rc, all output)."""
-    argv = ["gdb", "-nx", "-batch", "-ex", f"source {GDB_SCRIPT}"]
+    argv = [binary, "-nx", "-batch", "-ex", f"source {GDB_SCRIPT}"]
     for c in commands:
         argv += ["-ex", c]
     if program:

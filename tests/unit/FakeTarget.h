@@ -66,6 +66,7 @@ public:
   Isa isa() override { return Isa::X86_64; }
   int pid() override { return getpid(); }
   bool isHostProcess() override { return true; }
+  bool isEmulated() override { return false; }
   std::vector<uint64_t> threads() override { return threadIds; }
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) override {
     auto it = script.find(tid);
