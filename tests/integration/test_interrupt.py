@@ -1,7 +1,6 @@
 """Ctrl-C typed at the terminal during a long `strobe` command, in both debuggers: the command
 ends at once and keeps what it took, the process stays stopped for the user, and the next
 `continue` runs it to its end (no breakpoint left behind, no interrupt left pending)."""
-import re
 import unittest
 
 import harness
