@@ -193,9 +193,10 @@ class DataAddressThroughLldb(unittest.TestCase):
 
     def test_a_global_of_the_launched_executable_splits_the_iterations(self):
         rc, out = harness.lldb(["b func_M", "run", "breakpoint delete 1",
-                                # many samples in a second, whatever an LLDB stop costs
-                                "strobe loop --at func_M --split expr:iteration --duration 1 "
-                                "--overhead 100",
+                                # enough samples however slow LLDB's stops are (CI got 33 in
+                                # 1 s): an expr split counts each sample as an iteration
+                                "strobe loop --at func_M --split expr:iteration --iterations 150 "
+                                "--duration 25 --overhead 100",
                                 "strobe loop --at func_M --split expr:no_such_variable_anywhere"],
                                harness.fixture("loop_funcm"), ["30"])
         self.assertIn("split: expr ('iteration' read at each sample)", out)
