@@ -3,6 +3,7 @@
 // rebuilds from the capture held (strobe-report loop FILE).
 #include "analysis/looptrace/FromCapture.h"
 #include "capture/FunctionCode.h"
+#include "capture/LoopProbe.h"
 #include "capture/Stepper.h"
 #include "capture/ThreadCpu.h"
 #include "command/SessionImpl.h"
@@ -30,11 +31,6 @@ constexpr uint64_t kLoopDuration = 2'000'000'000;
 // iterations are short, so the probe ends as soon as it can).
 constexpr size_t kProbeIterations = 16;
 constexpr uint64_t kProbeDuration = 50'000'000;
-// `--split auto` keeps the marker only for iterations at least this many sampling periods long,
-// periods as the slowdown budget paces them: shorter ones give partial sequences of a sample or
-// two (little order to merge) while the trap per iteration costs the most. A marker stop costs
-// about what a sample stop does, so a marker kept adds at most a quarter of the samples' slowdown.
-constexpr uint64_t kMarkerMinimumPeriods = 4;
 // Stepping to the loop head for --verify gives up after this many instructions or this long (an
 // LLDB step costs about 0.5 ms: a loop that ends, as when the program exits, would otherwise be
 // stepped for a quarter of an hour).
@@ -60,24 +56,6 @@ LoopSplit parseSplit(const std::string &text, LoopCaptureInfo &info, bool &autom
   }
   throw UsageError(fmt::format(
       "--split must be auto, marker, expr:REGISTER_OR_VARIABLE or count:T, not '{}'", text));
-}
-
-uint64_t medianInterval(const std::vector<MarkerHit> &hits, uint64_t tid) {
-  std::vector<uint64_t> gaps;
-  uint64_t previous = 0;
-  bool first = true;
-  for (const MarkerHit &hit : hits) {
-    if (hit.tid != tid)
-      continue;
-    if (!first)
-      gaps.push_back(hit.timeNs - previous);
-    previous = hit.timeNs;
-    first = false;
-  }
-  if (gaps.empty())
-    return 0;
-  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-  return gaps[gaps.size() / 2];
 }
 
 // The walk through the code (analysis/looptrace/CapturePath.h) follows only calls into code the
@@ -220,17 +198,16 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     probe.duration = kProbeDuration;
     arm(probe);
     LiveCapture *probing = live.get();
-    std::vector<MarkerHit> hits;
-    size_t loopThreadHits = 0;
+    std::vector<ProbeHit> hits;
     uint64_t pacedPeriodNs = static_cast<uint64_t>(1e9 / plan.hz);
-    std::unique_ptr<Breakpoint> probeMarker =
-        t.insertBreakpoint(info.head, [this, probing, &hits, &loopThreadHits, &pacedPeriodNs,
-                                       tid = info.tid](uint64_t hitTid) {
-          if (live.get() != probing)
+    int pid = t.isHostProcess() ? t.pid() : 0;
+    std::unique_ptr<Breakpoint> probeMarker = t.insertBreakpoint(
+        info.head, [this, probing, pid, &hits, &pacedPeriodNs, tid = info.tid](uint64_t hitTid) {
+          if (live.get() != probing || hitTid != tid)
             return;
-          hits.push_back({hitTid, monotonicNs() - probing->startNs});
+          hits.push_back({monotonicNs(), pid ? threadCpuNs(pid, tid) : std::nullopt});
           pacedPeriodNs = probing->timer->pacedPeriodNs();
-          if (hitTid == tid && ++loopThreadHits == kProbeIterations + 1)
+          if (hits.size() == kProbeIterations + 1)
             probing->timer->endSoon();
         });
     StopEvent stop = t.runUntilUserStop();
@@ -240,7 +217,8 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
       out += endMessage + "\n";
       return;
     }
-    if (hits.size() > 2 && medianInterval(hits, info.tid) < kMarkerMinimumPeriods * pacedPeriodNs)
+    std::optional<ProbeEstimate> estimate = estimateIteration(hits);
+    if (estimate && hits.size() > 2 && !markerPays(*estimate, pacedPeriodNs, plan.maxSlowdown))
       info.split = LoopSplit::PerSample;
   }
   arm(plan);
