@@ -24,25 +24,23 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import DEFAULT_BUILD, Build, median, session, sh, timed
 
 ap = argparse.ArgumentParser(description=__doc__,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+ap.add_argument("--build", default=DEFAULT_BUILD)
 ap.add_argument("--quick", action="store_true", help="fewer durations and shorter captures")
 ap.add_argument("--debuggers", default="gdb,lldb", help="comma-separated: gdb, lldb")
 ap.add_argument("--sections", default="abcde", help="which parts to run (letters a-e)")
 ap.add_argument("--repeat", type=int, help="processes per loop in part b, median kept (default "
                                             "3, 1 with --quick)")
 args = ap.parse_args()
-build = os.path.abspath(args.build)
-plugin = f"{build}/lldb-plugin/libstrobe_lldb.so"
-gdb_script = f"{build}/gdb-ext/strobe.py"
-strobe_report = f"{build}/tools/strobe-report"
-looptrace_bench = f"{build}/bench/looptrace_bench"
+build = Build(args.build)
+strobe_report = build.strobe_report
+looptrace_bench = build.tool("looptrace_bench")
 
 DURATIONS = [0.25, 1.0] if args.quick else [0.25, 0.5, 1.0, 2.0, 4.0]
 CAPTURE_SECONDS = 1.0 if args.quick else 3.0  # each capture of parts b, c and e
@@ -57,7 +55,7 @@ FOREVER = "100000"  # the fixtures' own time limit (seconds): never reached, the
 class Fixture:
     def __init__(self, name, binary, argv, at, functions, short):
         self.name = name  # as the tables print it
-        self.binary = f"{build}/examples/{binary}"
+        self.binary = build.example(binary)
         self.argv = argv  # after the fixture's SECONDS argument
         self.at = at  # `strobe loop --at`
         self.functions = functions  # the loop target and its callees
@@ -101,17 +99,7 @@ def log(text):
     print(text, file=sys.stderr, flush=True)
 
 
-def sh(argv, timeout=900):
-    try:
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout, stdin=subprocess.DEVNULL)
-        return p.stdout
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
-        return f"{out or ''}\n(killed after {timeout} s: hung)\n"
-
-
-def session(debugger, commands, program_args):
+def stamped_session(debugger, commands, program_args):
     """Runs the debugger in batch mode on the fixture: stop at main, then `commands`, each after a
     stamp (iteration counter, wall clock, the inferior's time waiting for a CPU), then a last
     stamp and kill. Returns one record per command: its output, and the iterations, wall seconds
@@ -122,17 +110,7 @@ def session(debugger, commands, program_args):
     for c in commands:
         script += [d["stamp"], c]
     script += [d["stamp"], d["kill"]]
-    if debugger == "gdb":
-        argv = ["gdb", "-nx", "-batch", "-ex", f"source {gdb_script}"]
-        for c in script:
-            argv += ["-ex", c]
-        argv += ["--args", *program_args]
-    else:
-        argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {plugin}"]
-        for c in script:
-            argv += ["-o", c]
-        argv += ["--", *program_args]
-    out = sh(argv)
+    out = session(build, debugger, script, program_args, 900)
     stamps = list(re.finditer(rf"^{STAMP} (\d+) ([\d.]+) (\d+)$", out, re.MULTILINE))
     records = []
     for i in range(len(commands)):
@@ -221,7 +199,7 @@ def part_a(debuggers):
                 log(f"a: {debugger} {fixture.name} {duration} s")
                 commands = [f"strobe loop --at {fixture.at} --duration {duration} --mode {m} "
                             f"--annotation {a} --verify --json" for m, a in VARIANTS]
-                records = session(debugger, commands, fixture.args())
+                records = stamped_session(debugger, commands, fixture.args())
                 cells, first = [], None
                 for record in records:
                     doc = loop_doc(record)
@@ -245,12 +223,8 @@ SPLITS = [("marker", "--split marker"), ("auto", ""), ("expr:iteration", "--spli
 def rebuild_seconds(path):
     """Wall time strobe-report takes to rebuild the loop of a saved capture, less its loading: the
     part of a `strobe loop` command during which the inferior is stopped but not sampled."""
-    def timed(argv):
-        start = time.perf_counter()
-        sh(argv)
-        return time.perf_counter() - start
-    load = min(timed([strobe_report, path, "status"]) for _ in range(2))
-    rebuild = min(timed([strobe_report, path, "loop", "--json"]) for _ in range(2))
+    load = min(timed([strobe_report, path, "status"])[0] for _ in range(2))
+    rebuild = min(timed([strobe_report, path, "loop", "--json"])[0] for _ in range(2))
     return max(0.0, rebuild - load)
 
 
@@ -287,7 +261,7 @@ def capture_runs(debugger, fixture, tmp):
                      baseline]
     if fixture.short:
         commands += [f"strobe step --count {STEPS[debugger]} --quiet", baseline]
-    records = session(debugger, commands, fixture.args())
+    records = stamped_session(debugger, commands, fixture.args())
     result = {"splits": {}, "step": None}
     for k, (split, _) in enumerate(SPLITS):
         loop, prof = records[1 + 4 * k], records[2 + 4 * k]
@@ -326,11 +300,6 @@ def factor(entry):
     if not entry["native"] or entry["seconds"] <= 0 or entry["iterations"] <= 0:
         return None
     return entry["native"] / (entry["iterations"] / entry["seconds"])
-
-
-def median(values):
-    values = sorted(v for v in values if v is not None)
-    return statistics.median(values) if values else None
 
 
 def slowdown_text(factors):
@@ -581,9 +550,7 @@ def part_d():
     if args.quick:
         argv += ["--section", "time"]
     log("d: " + " ".join(argv))
-    start = time.perf_counter()
-    out = sh(argv, timeout=3600)
-    took = time.perf_counter() - start
+    took, out = timed(argv, timeout=3600)
     lines = ["### d. Reconstruction time and synthetic accuracy (bench/looptrace_bench)", "",
              f"`{' '.join(os.path.relpath(a) if a.startswith('/') else a for a in argv)}` "
              f"({took:.0f} s); its output, headings demoted:", ""]

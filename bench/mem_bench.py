@@ -17,39 +17,27 @@ import argparse
 import json
 import os
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import DEFAULT_BUILD, Build, median, session, sh, timed
 
 ap = argparse.ArgumentParser(description=__doc__,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+ap.add_argument("--build", default=DEFAULT_BUILD)
 ap.add_argument("--pairs", type=int, default=2000, help="malloc / free pairs under a debugger")
 ap.add_argument("--heaptrack-pairs", type=int, default=2000000,
                 help="pairs under heaptrack (many: its cost per event is tiny)")
 ap.add_argument("--depth", type=int, default=16, help="frames below main at each call")
 ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is kept)")
 args = ap.parse_args()
-build = os.path.abspath(args.build)
-churn = f"{build}/examples/memchurn"
-memlibs = f"{build}/examples/memlibs"
-plugin = f"{build}/lldb-plugin/libstrobe_lldb.so"
-gdb_script = f"{build}/gdb-ext/strobe.py"
+build = Build(args.build)
+churn = build.example("memchurn")
+memlibs = build.example("memlibs")
 here = os.path.dirname(os.path.abspath(__file__))
 # A malloc traps at its entry and at its return (the result is only in rax there); a free at its
 # entry. Nothing cheaper records the block and its stack from a debugger.
 DESIGN_TRAPS_PER_PAIR = 3
-
-
-def sh(argv, timeout=600):
-    try:
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout, stdin=subprocess.DEVNULL)
-        return p.stdout
-    except subprocess.TimeoutExpired as e:
-        return f"{e.stdout or ''}\n(killed after {timeout} s: hung)\n"
 
 
 def must(pattern, text, what):
@@ -57,16 +45,6 @@ def must(pattern, text, what):
     if not m:
         sys.exit(f"{what}: no match for {pattern!r} in:\n{text[-3000:]}")
     return m
-
-
-def timed(argv):
-    start = time.perf_counter()
-    out = sh(argv)
-    return time.perf_counter() - start, out
-
-
-def median(values):
-    return statistics.median(values)
 
 
 # --- raw trap cost ---------------------------------------------------------------------------
@@ -82,35 +60,19 @@ def int3_costs(tmp):
 
 # --- strobe in a debugger --------------------------------------------------------------------
 STAMP = "@@t "
-
-
-def lldb_session(commands, program_args):
-    argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {plugin}"]
-    for c in commands:
-        argv += ["-o", c]
-    return sh(argv + ["--", *program_args])
-
-
-def gdb_session(commands, program_args):
-    argv = ["gdb", "-nx", "-batch", "-ex", f"source {gdb_script}"]
-    for c in commands:
-        argv += ["-ex", c]
-    return sh(argv + ["--args", *program_args])
-
-
 DEBUGGERS = {
-    "GDB": (gdb_session, "break", f'python print("{STAMP}" + repr(__import__("time").time()))'),
-    "LLDB": (lldb_session, "breakpoint set --name",
+    "GDB": ("gdb", "break", f'python print("{STAMP}" + repr(__import__("time").time()))'),
+    "LLDB": ("lldb", "breakpoint set --name",
              f'script print("{STAMP}" + repr(__import__("time").time()))'),
 }
 
 
 def strobe_run(debugger, argv, start="tracking_starts", stop="ledger_print"):
     """Seconds from `continue` at `start` to the stop at `stop`, events, traps."""
-    session, brk, stamp = DEBUGGERS[debugger]
-    out = session([f"{brk} {start}", "run", "strobe mem start", f"{brk} {stop}", stamp, "continue",
-                   stamp, "strobe mem status", "kill" if debugger == "GDB" else "process kill"],
-                  argv)
+    which, brk, stamp = DEBUGGERS[debugger]
+    out = session(build, which, [f"{brk} {start}", "run", "strobe mem start", f"{brk} {stop}",
+                                 stamp, "continue", stamp, "strobe mem status",
+                                 "kill" if debugger == "GDB" else "process kill"], argv)
     stamps = [float(t) for t in re.findall(rf"^{STAMP}([\d.]+)$", out, re.MULTILINE)]
     if len(stamps) != 2:
         sys.exit(f"{debugger}: no timestamps in:\n{out[-3000:]}")
@@ -132,10 +94,10 @@ FLOOR_BREAKPOINTS = {
 
 def debugger_floor(debugger, pairs):
     """Seconds per hit of the debugger's own auto-continuing breakpoints (2 hits per pair)."""
-    session, brk, stamp = DEBUGGERS[debugger]
-    out = session([f"{brk} tracking_starts", "run", *FLOOR_BREAKPOINTS[debugger],
-                   f"{brk} ledger_print", stamp, "continue", stamp,
-                   "kill" if debugger == "GDB" else "process kill"],
+    which, brk, stamp = DEBUGGERS[debugger]
+    out = session(build, which, [f"{brk} tracking_starts", "run", *FLOOR_BREAKPOINTS[debugger],
+                                 f"{brk} ledger_print", stamp, "continue", stamp,
+                                 "kill" if debugger == "GDB" else "process kill"],
                   [churn, str(pairs), str(args.depth)])
     stamps = [float(t) for t in re.findall(rf"^{STAMP}([\d.]+)$", out, re.MULTILINE)]
     if len(stamps) != 2:
@@ -144,9 +106,9 @@ def debugger_floor(debugger, pairs):
 
 
 def strobe_fig3(debugger):
-    session, brk, _ = DEBUGGERS[debugger]
-    out = session([f"{brk} tracking_starts", "run", "strobe mem start", "continue",
-                   "strobe mem table --json"], [memlibs, "fig3", "10"])
+    which, brk, _ = DEBUGGERS[debugger]
+    out = session(build, which, [f"{brk} tracking_starts", "run", "strobe mem start", "continue",
+                                 "strobe mem table --json"], [memlibs, "fig3", "10"])
     doc = json.loads(must(r"^\{.*\}$", out, debugger).group(0))
     return {row["key"]: (row["peakLiveBytes"], row["liveBytes"], row["liveBlocks"])
             for row in doc["rows"]}
@@ -228,7 +190,7 @@ def main():
         # C++: operator new calls malloc (nested: two more traps), sized delete forwards to delete,
         # which jumps to free (two more entries).
         cxx_pairs = max(args.pairs // 4, 1)
-        cxx = {d: strobe_run(d, [f"{build}/examples/calls", str(cxx_pairs), str(args.depth), "1"],
+        cxx = {d: strobe_run(d, [build.example("calls"), str(cxx_pairs), str(args.depth), "1"],
                              "main", "_exit") for d in ("GDB", "LLDB")}
         floors = {d: median([debugger_floor(d, args.pairs) for _ in range(args.repeat)])
                   for d in ("GDB", "LLDB")}

@@ -6,36 +6,23 @@ in one run with a raw-ptrace baseline and with `perf record`, on the same fixtur
 
 Prints a Markdown report (paste it into bench/RESULTS.md with the command line)."""
 import argparse
-import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import DEFAULT_BUILD, Build, session, sh
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+ap.add_argument("--build", default=DEFAULT_BUILD)
 ap.add_argument("--rounds", type=int, default=150000, help="demo work per run (about 3 s here)")
 ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is kept)")
 args = ap.parse_args()
-build = os.path.abspath(args.build)
-demo = f"{build}/examples/demo"
-threads = f"{build}/examples/threads"
-plugin = f"{build}/lldb-plugin/libstrobe_lldb.so"
-gdb_script = f"{build}/gdb-ext/strobe.py"
-ptrace_tool = f"{build}/bench/ptrace_sample"
+build = Build(args.build)
+demo = build.example("demo")
+threads = build.example("threads")
+ptrace_tool = build.tool("ptrace_sample")
 FUNCTIONS = ("compute_sixty", "compute_thirty", "compute_ten")
-
-
-def sh(argv, timeout=180):
-    """Runs a command; a run that hangs is killed and reported as such in its output."""
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-        return p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        return f"{e.stdout or ''}\n(killed after {timeout} s: hung)\n"
 
 
 def demo_seconds(text):
@@ -55,19 +42,12 @@ def strobe_commands(frequency, extra=()):
 
 
 def run_gdb(program_args, commands):
-    argv = ["gdb", "-nx", "-batch", "-ex", f"source {gdb_script}", "-ex", "break main", "-ex", "run",
-            "-ex", "delete"]
-    for c in commands:
-        argv += ["-ex", c]
-    return sh(argv + ["--args", *program_args])
+    return session(build, "gdb", ["break main", "run", "delete", *commands], program_args, 180)
 
 
 def run_lldb(program_args, commands):
-    argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {plugin}", "-o",
-            "breakpoint set -n main", "-o", "run", "-o", "breakpoint delete 1"]
-    for c in commands:
-        argv += ["-o", c]
-    return sh(argv + ["--", *program_args])
+    return session(build, "lldb", ["breakpoint set -n main", "run", "breakpoint delete 1", *commands],
+                   program_args, 180)
 
 
 def run_ptrace(program_args, frequency):
