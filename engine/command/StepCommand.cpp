@@ -34,6 +34,16 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
     if (!cmd.has("count"))
       request.count = kStepUntilLimit;
   }
+  // A thread parked in a system call (a read, a sleep, a lock) makes its first step only when the
+  // call returns, which may be never: say so before the wait, not after it.
+  if (std::optional<unsigned> nr = registerTable(t.isa()).syscallNr) {
+    ThreadSnapshot now;
+    if (t.readThread(request.tid, 1, now) && *nr < now.regs.size() &&
+        static_cast<int64_t>(now.regs[*nr]) >= 0)
+      t.print(fmt::format("strobe: thread {} is inside system call {}; the first step waits until "
+                          "it returns (Ctrl-C ends stepping)\n",
+                          request.tid, now.regs[*nr]));
+  }
   request.progress = [&t](uint64_t n) {
     t.print(fmt::format("strobe: {} instructions stepped...\n", n));
   };

@@ -1,6 +1,7 @@
 """`strobe step --memory` in both debuggers: the Tenet export of a 2000-instruction trace, read back
 by a parser written here, equals what the debugger's own stepi shows at every step — registers
-before each instruction, the memory it read before and wrote after."""
+before each instruction, the memory it read before and wrote after. And stepping a thread parked
+in a system call says so before it waits."""
 import json
 import os
 import re
@@ -43,6 +44,17 @@ class StepTraceTest:
     def reference_run(self, accesses_path, states_path):
         raise NotImplementedError
 
+    def test_a_thread_inside_a_system_call_is_named_before_the_wait(self):
+        d = self.debugger
+        with harness.Background(["sleep", "4"]) as process:
+            rc, out = self.commands([d.attach(process.pid), "strobe step --count 3 --quiet"])
+        self.assertEqual(rc, 0, out)
+        note = re.search(r"strobe: thread \d+ is inside system call (\d+); the first step waits "
+                         r"until it returns \(Ctrl-C ends stepping\)", out)
+        self.assertIsNotNone(note, out)
+        self.assertIn(int(note.group(1)), (35, 230), "nanosleep or clock_nanosleep")
+        self.assertRegex(out[note.end():], r"strobe: stepped 3 instructions of thread \d+")
+
     def test_tenet_trace_equals_the_debuggers_own_stepping(self):
         rc, out = self.strobe_run()
         self.assertEqual(rc, 0, out)
@@ -76,6 +88,9 @@ class StepTraceTest:
 
 
 class GdbStepTest(StepTraceTest, unittest.TestCase):
+    debugger = harness.GdbSession
+    commands = staticmethod(harness.gdb)
+
     def setUp(self):
         harness.require_built(harness.GDB_SCRIPT)
 
@@ -92,6 +107,9 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
 
 
 class LldbStepTest(StepTraceTest, unittest.TestCase):
+    debugger = harness.LldbSession
+    commands = staticmethod(harness.lldb)
+
     def setUp(self):
         harness.require_built(harness.LLDB_PLUGIN)
 

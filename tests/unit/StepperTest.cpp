@@ -11,7 +11,7 @@ using namespace strobe;
 
 namespace {
 
-constexpr unsigned kRax = 0, kRbx = 1, kRip = 16, kEflags = 17;
+constexpr unsigned kRax = 0, kRbx = 1, kRip = 16, kEflags = 17, kOrigRax = 20;
 
 class LoopMachine : public strobe::testing::FakeTarget {
 public:
@@ -29,6 +29,7 @@ public:
     regs[kRip] = 0x1000;
     regs[kRbx] = 0x8000;
     regs[kEflags] = 0x202 | 0x100; // TF, as a debugger's single-step leaves it
+    regs[kOrigRax] = ~0ull;        // not in a system call
   }
   bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
     out.tid = tid;
@@ -134,4 +135,26 @@ TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
   ASSERT_EQ(out.trace.records.size(), 6u); // the starting state and the 5 steps before Ctrl-C
   EXPECT_EQ(out.trace.records[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
   EXPECT_EQ(out.trace.records[5].regs[kRax], 2u);
+}
+
+TEST(StepCommand, AThreadInsideASystemCallIsNamedBeforeTheWait) {
+  LoopMachine machine;
+  machine.regs[kOrigRax] = 230; // clock_nanosleep, as a sleeping process is attached
+  Session session(&machine, "fake");
+  std::string out;
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  EXPECT_NE(machine.printed.find("strobe: thread 1001 is inside system call 230; the first step "
+                                 "waits until it returns (Ctrl-C ends stepping)"),
+            std::string::npos)
+      << machine.printed;
+  EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
+}
+
+TEST(StepCommand, AThreadInUserCodeStepsWithoutANote) {
+  LoopMachine machine;
+  Session session(&machine, "fake");
+  std::string out;
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  EXPECT_EQ(machine.printed.find("system call"), std::string::npos) << machine.printed;
+  EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
 }
