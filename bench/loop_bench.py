@@ -184,7 +184,7 @@ def accuracy_cell(doc):
 def part_a(debuggers):
     lines = ["### a. Accuracy against the number of samples", "",
              "`strobe loop --at LOOP --duration D --mode MODE --annotation KIND --verify --json` "
-             "at the defaults (997 Hz at most, --overhead 4, split auto), one capture per cell (the four "
+             "at the defaults (997 Hz at most, --overhead 3, split auto), one capture per cell (the four "
              "variants are four captures of the same process, one after the other). Accuracy = 1 - "
              "edit distance / length between the printed path and one single-stepped iteration "
              "(the engine's own `--verify` figure); in parentheses the merged trace's accuracy "
@@ -328,7 +328,7 @@ def part_b(runs):
              f"capture (the inferior is stopped then, not sampled). Native rate = the same process "
              f"under `strobe record --frequency 1 --duration {BASELINE_SECONDS:g}` (1 or 2 "
              f"stops), the mean of the runs just before and just after the command. Captures of "
-             f"{CAPTURE_SECONDS:g} s at the defaults (997 Hz at most, --overhead 4); slowdown = native rate / rate - 1 "
+             f"{CAPTURE_SECONDS:g} s at the defaults (997 Hz at most, --overhead 3); slowdown = native rate / rate - 1 "
              f"(target <= 5 %), median of {repeats} process(es) with the range. auto includes its "
              f"50 ms probe with the marker. µs lost per stop = (time - iterations / native rate) "
              f"/ stops, the stops being the samples plus, with the marker, one trap per iteration "

@@ -138,7 +138,7 @@ std::vector<SubcommandSpec> build() {
         {"overhead",
          0,
          "PCT",
-         "how much the sample stops may slow the loop down, in percent (default 4, so the "
+         "how much the sample stops may slow the loop down, in percent (default 3, so the "
          "whole capture stays within 5 %): slow stops lower the rate below --frequency; a "
          "longer --duration makes up the samples",
          {}},
