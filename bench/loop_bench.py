@@ -47,6 +47,9 @@ CAPTURE_SECONDS = 1.0 if args.quick else 3.0  # each capture of parts b, c and e
 BASELINE_SECONDS = 1.0 if args.quick else 2.0
 PERF_SECONDS = 1.0 if args.quick else 3.0
 REPEATS = args.repeat or (1 if args.quick else 3)  # processes per debugger and loop in part b
+# Part e compares distributions, which takes samples: its own auto captures ask for a number of
+# them (on short iterations one sample is one iteration), however slow the stops are that day.
+WEIGHT_SAMPLES = 150 if args.quick else 400
 # Single steps per run of part b: LLDB steps are some 50 times dearer than GDB's.
 STEPS = {"gdb": 5000 if args.quick else 20000, "lldb": 500 if args.quick else 2000}
 FOREVER = "100000"  # the fixtures' own time limit (seconds): never reached, the bench kills them
@@ -261,8 +264,19 @@ def capture_runs(debugger, fixture, tmp):
                      baseline]
     if fixture.short:
         commands += [f"strobe step --count {STEPS[debugger]} --quiet", baseline]
+    weighed = fixture.short and "e" in args.sections
+    if weighed:
+        commands += [f"strobe loop --at {fixture.at} --iterations {WEIGHT_SAMPLES} --duration 600 "
+                     f"--json", "strobe profile --by instruction --json"]
     records = stamped_session(debugger, commands, fixture.args())
-    result = {"splits": {}, "step": None}
+    if weighed:
+        loop, prof = records[-2], records[-1]
+        result_weights = {"doc": loop_doc(loop), "error": None,
+                          "profile": None if prof["failed"] else profile_doc(prof)}
+        if result_weights["doc"] is None or loop["failed"]:
+            result_weights["error"] = failure(loop)
+        records = records[:-2]
+    result = {"splits": {}, "step": None, "weights": result_weights if weighed else None}
     for k, (split, _) in enumerate(SPLITS):
         loop, prof = records[1 + 4 * k], records[2 + 4 * k]
         entry = {"doc": loop_doc(loop), "profile": None if prof["failed"] else profile_doc(prof),
@@ -512,8 +526,10 @@ def part_e(runs, perf):
              f"between perf's samples per instruction (`perf record -e cpu-clock`, "
              f"{PERF_SECONDS:g} s, native run: `perf script`'s counts per address, of which "
              f"`perf annotate` prints the percentages) and (1) the time-mode weights of `strobe "
-             f"loop --json` (the auto captures of part b; a callee's instruction reached from "
-             f"several call sites sums its rows), (2) strobe's raw samples per instruction of the "
+             f"loop --iterations {WEIGHT_SAMPLES} --json` (auto, so per-sample: {WEIGHT_SAMPLES} "
+             f"samples, after part b's captures in the same processes; a callee's instruction "
+             f"reached from several call sites sums its rows), (2) strobe's raw samples per "
+             f"instruction of the "
              f"same capture; the two differ by the samples the rebuild leaves out (outside the "
              f"loop, in no complete iteration). perf cannot tell call sites apart, so neither can "
              f"this comparison. Median over part b's processes, lowest in parentheses. Target >= "
@@ -526,7 +542,7 @@ def part_e(runs, perf):
             continue
         name = DEBUGGERS[debugger]["name"]
         base = perf[fixture.name]
-        good = [run["splits"]["auto"] for run in repeats_of]
+        good = [run["weights"] for run in repeats_of if run["weights"]]
         found = [correlations(e, fixture, base) for e in good if not e["error"] and e["profile"]]
         found = [f for f in found if f]
         if not found:
