@@ -9,7 +9,7 @@
 namespace strobe {
 
 // The loop's thread reaching the marker: when, and how long it had run on a CPU by then (nullopt
-// when /proc does not know the thread: a process on another machine).
+// when /proc does not say).
 struct ProbeHit {
   uint64_t wallNs = 0;
   std::optional<uint64_t> cpuNs;

@@ -202,12 +202,11 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     LiveCapture *probing = live.get();
     std::vector<ProbeHit> hits;
     uint64_t pacedPeriodNs = static_cast<uint64_t>(1e9 / plan.hz);
-    int pid = t.isHostProcess() ? t.pid() : 0;
     std::unique_ptr<Breakpoint> probeMarker = t.insertBreakpoint(
-        info.head, [this, probing, pid, &hits, &pacedPeriodNs, tid = info.tid](uint64_t hitTid) {
+        info.head, [this, probing, &hits, &pacedPeriodNs, tid = info.tid](uint64_t hitTid) {
           if (live.get() != probing || hitTid != tid)
             return;
-          hits.push_back({monotonicNs(), pid ? threadCpuNs(pid, tid) : std::nullopt});
+          hits.push_back({monotonicNs(), threadCpuNs(probing->capture.header.pid, tid)});
           pacedPeriodNs = probing->timer->pacedPeriodNs();
           if (hits.size() == kProbeIterations + 1)
             probing->timer->endSoon();
@@ -226,8 +225,7 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   arm(plan);
   Capture &c = *capture;
   LiveCapture *running = live.get();
-  std::optional<uint64_t> cpuBefore =
-      t.isHostProcess() ? threadCpuNs(c.header.pid, info.tid) : std::nullopt;
+  std::optional<uint64_t> cpuBefore = threadCpuNs(c.header.pid, info.tid);
   std::unique_ptr<Breakpoint> marker;
   if (info.split == LoopSplit::Marker) {
     marker = t.insertBreakpoint(info.head, [this, running, &info](uint64_t tid) {
