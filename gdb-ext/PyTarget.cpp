@@ -105,29 +105,29 @@ Isa PyTarget::isa() {
 }
 
 const std::optional<HostProcess> &PyTarget::hostProcess() {
-  auto identity = call<std::tuple<int, uint64_t, std::string>>("identity");
-  if (identity != identity_) {
-    identity_ = identity;
-    host_ = findHostProcess(std::get<0>(identity), std::get<1>(identity), std::get<2>(identity));
-  }
-  return host_;
+  auto [pid, tid, program] = call<std::tuple<int, uint64_t, std::string>>("identity");
+  return hosts_.find(pid, tid, program);
 }
 
 int PyTarget::pid() {
-  const std::optional<HostProcess> &host = hostProcess();
-  return host ? host->pid : std::get<0>(identity_);
+  hostProcess();
+  return hosts_.pid();
 }
 
 bool PyTarget::isHostProcess() { return hostProcess().has_value(); }
-bool PyTarget::isEmulated() { return hostProcess() && host_->emulated; }
+bool PyTarget::isEmulated() {
+  const std::optional<HostProcess> &host = hostProcess();
+  return host && host->emulated;
+}
 std::vector<uint64_t> PyTarget::threads() { return call<std::vector<uint64_t>>("threads"); }
 uint64_t PyTarget::currentThread() { return call<uint64_t>("current_thread"); }
 
 NativeTracee *PyTarget::native() {
   // An emulator's registers and memory are its own, not the program's.
-  if (!direct_ || !hostProcess() || host_->emulated)
+  const std::optional<HostProcess> *host = direct_ ? &hostProcess() : nullptr;
+  if (!host || !*host || (*host)->emulated)
     return nullptr;
-  int pid = host_->pid;
+  int pid = (*host)->pid;
   if (!native_ || native_->pid() != pid) {
     auto name = call<std::string>("isa");
     std::optional<Isa> isa = isaFromName(name);

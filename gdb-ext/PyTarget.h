@@ -91,8 +91,7 @@ private:
   pybind11::object impl_;
   bool direct_;
   std::unique_ptr<NativeTracee> native_;
-  std::tuple<int, uint64_t, std::string> identity_; // what host_ was found from
-  std::optional<HostProcess> host_;
+  HostProcessLookup hosts_;
   bool gdbStale_ = false;
   pybind11::object guard_; // the latest native_step_guard() answer, and its addresses
   std::unordered_set<uint64_t> avoid_;

@@ -273,23 +273,23 @@ Isa LldbTarget::isa() {
   return isaFromName(triple ? triple : "").value_or(Isa::X86_64);
 }
 
-std::optional<HostProcess> LldbTarget::hostProcess() {
+const std::optional<HostProcess> &LldbTarget::hostProcess() {
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetSelectedThread();
-  return findHostProcess(static_cast<int>(process.GetProcessID()),
-                         thread.IsValid() ? thread.GetThreadID() : 0,
-                         fullPath(selectedTarget().GetExecutable()));
+  return hosts_.find(static_cast<int>(process.GetProcessID()),
+                     thread.IsValid() ? thread.GetThreadID() : 0,
+                     fullPath(selectedTarget().GetExecutable()));
 }
 
 int LldbTarget::pid() {
-  std::optional<HostProcess> host = hostProcess();
-  return host ? host->pid : static_cast<int>(selectedProcess().GetProcessID());
+  hostProcess();
+  return hosts_.pid();
 }
 
 bool LldbTarget::isHostProcess() { return hostProcess().has_value(); }
 
 bool LldbTarget::isEmulated() {
-  std::optional<HostProcess> host = hostProcess();
+  const std::optional<HostProcess> &host = hostProcess();
   return host && host->emulated;
 }
 

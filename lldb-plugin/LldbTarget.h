@@ -130,7 +130,7 @@ private:
   };
 
   lldb::SBTarget selectedTarget() { return debugger_.GetSelectedTarget(); }
-  std::optional<HostProcess> hostProcess();
+  const std::optional<HostProcess> &hostProcess();
   lldb::SBProcess selectedProcess() { return selectedTarget().GetProcess(); }
   void learnSetup();
   // A hit of one of strobe's breakpoints: its handler, serialised with the engine.
@@ -159,6 +159,7 @@ private:
   Session *armedSession_ = nullptr;
   int armedSignal_ = 0;
   CaptureSetup setup_;
+  HostProcessLookup hosts_;
   std::vector<bool> filled_; // reused by readThread()
   HiddenBreakpoints hidden_;
   std::unique_ptr<BackgroundSampler> background_;

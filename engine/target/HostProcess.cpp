@@ -64,4 +64,15 @@ std::optional<HostProcess> findHostProcess(int pid, uint64_t tid, const std::str
   return std::nullopt;
 }
 
+const std::optional<HostProcess> &HostProcessLookup::find(int pid, uint64_t tid,
+                                                          const std::string &executable) {
+  if (pid != pid_ || tid != tid_ || executable != executable_) {
+    pid_ = pid;
+    tid_ = tid;
+    executable_ = executable;
+    host_ = findHostProcess(pid, tid, executable);
+  }
+  return host_;
+}
+
 } // namespace strobe

@@ -21,4 +21,20 @@ struct HostProcess {
 // that program: a target on another machine, whose ids may exist here by chance.
 std::optional<HostProcess> findHostProcess(int pid, uint64_t tid, const std::string &executable);
 
+// findHostProcess for a port, which is asked several times a command (pid, isHostProcess,
+// isEmulated): the answer, read from /proc, is kept until the debugger's ids or executable change.
+class HostProcessLookup {
+public:
+  const std::optional<HostProcess> &find(int pid, uint64_t tid, const std::string &executable);
+  // The pid to signal, as of the last find(): the host process's, or the debugger's own when no
+  // process on this host runs the program.
+  int pid() const { return host_ ? host_->pid : pid_; }
+
+private:
+  int pid_ = 0; // what host_ was found from
+  uint64_t tid_ = 0;
+  std::string executable_;
+  std::optional<HostProcess> host_;
+};
+
 } // namespace strobe
