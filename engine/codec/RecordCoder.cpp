@@ -1,6 +1,5 @@
 #include "codec/RecordCoder.h"
 
-#include "codec/SlotCompare.h"
 #include "codec/Varint.h"
 
 #include <algorithm>
@@ -244,24 +243,6 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   return out;
 }
 
-// Branch-free bit gathering (which slots change is data a branch predictor cannot learn), and
-// the extended state, which rarely changes, skipped with one comparison when it did not.
-[[gnu::always_inline]] inline SlotMask
-RecordEncoder::changedSlots(const TraceRecord &record) const {
-  SlotMask changed;
-  changed.words[0] =
-      differingSlots(record.regs.data(), state_.data(), mainCount_) & ~(uint64_t{1} << pc_);
-  const unsigned extSlots = slots_ - mainCount_;
-  const uint64_t *ext = record.ext.data(), *previous = state_.data() + mainCount_;
-  if (extSlots == 0 || std::memcmp(ext, previous, extSlots * sizeof(uint64_t)) == 0) [[likely]]
-    return changed;
-  // Ext slot e is slot mainCount_ + e: the first 64 - mainCount_ fill word 0.
-  const unsigned low = std::min(extSlots, 64 - mainCount_);
-  changed.words[0] |= differingSlots(ext, previous, low) << mainCount_;
-  changed.words[1] = differingSlots(ext + low, previous + low, extSlots - low);
-  return changed;
-}
-
 namespace {
 
 // Whether an instruction equals remembered bytes (at most 16).
@@ -296,7 +277,8 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
                          : pc == pcBefore    ? kPcUnchanged
                                              : kPcDelta;
 
-  const SlotMask changed = changedSlots(record);
+  SlotMask changed = changedSlots_(regs, ext, state_.data(), mainCount_, slots_ - mainCount_);
+  changed.words[0] &= ~(uint64_t{1} << pc_);
   const SlotMask expected = predict.changed();
   SlotMask deviations; // positions within `expected`
   uint8_t regCode;

@@ -13,6 +13,7 @@
 #include "codec/ByteBuffer.h"
 #include "codec/DiffFormat.h"
 #include "codec/MemoryOperands.h"
+#include "codec/SlotCompare.h"
 #include "codec/TraceRecord.h"
 
 #include <optional>
@@ -109,11 +110,12 @@ private:
   // Each writes at `out` and returns the end of what it wrote.
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
-  SlotMask changedSlots(const TraceRecord &record) const;
   uint8_t *encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
                         uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
+
+  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu(); // looked up once, not per record
 };
 
 class RecordDecoder : public CoderState {
