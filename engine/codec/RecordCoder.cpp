@@ -124,15 +124,20 @@ void CoderState::beginBlock() {
   }
 }
 
-void CoderState::remember(History &h, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                          std::span<const uint8_t> instruction, bool instructionKnown) {
-  h.pc = pcBefore;
+// Inline (flatten had left it a call): every record remembers.
+[[gnu::always_inline]] inline void CoderState::remember(History &h, bool inPlace, uint64_t pcBefore,
+                                                        uint64_t nextPc, const Changes &changes,
+                                                        std::span<const uint8_t> instruction,
+                                                        bool instructionKnown) {
   h.nextPc = nextPc;
-  h.generation = generation_;
-  h.changed = changes.slots;
-  h.deltaCount = changes.deltaCount;
-  for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
-    h.deltas[k] = changes.deltas[k];
+  if (!inPlace) {
+    h.pc = pcBefore;
+    h.generation = generation_;
+    h.changed = changes.slots;
+    h.deltaCount = changes.deltaCount;
+    for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
+      h.deltas[k] = changes.deltas[k];
+  }
   if (instructionKnown)
     return;
   if (instruction.size() <= h.instruction.size()) {
@@ -168,9 +173,6 @@ RecordEncoder::RecordEncoder(const StreamHeader &header, MemoryOperandModel *mod
 
 namespace {
 
-// The most bytes a record without memory encodes to: head, instruction (1-byte length, at most
-// 64 bytes), pc delta, both bitmaps, every slot as a 10-byte value; a keyframe needs less.
-constexpr size_t kRecordBound = 1 + 1 + kMaxInstructionBytes + 10 + 10 + 19 + 10 * kMaxSlots;
 // Per memory access, beyond its values' bytes: an escape's address, size and flags, and the
 // source codes of its two values; plus the memory section's head and escape count.
 constexpr size_t kAccessBound = 10 + 10 + 1 + 2 * 10;
@@ -185,15 +187,6 @@ namespace {
 }
 
 } // namespace
-
-size_t RecordEncoder::validate(const TraceRecord &record) const {
-  // The checks every record needs inline, the messages out of line: building them inline made
-  // this a call with a stack frame per record.
-  if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
-      record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
-    rejectShape(record);
-  return record.memory.empty() ? kRecordBound : memoryBound(record);
-}
 
 void RecordEncoder::rejectShape(const TraceRecord &record) const {
   const StreamLayout &layout = header_.layout;
@@ -220,12 +213,6 @@ size_t RecordEncoder::memoryBound(const TraceRecord &record) {
   if (memoryBytes > kMaxRecordMemoryBytes)
     reject(std::to_string(memoryBytes) + " bytes of memory values");
   return kRecordBound + kMemoryBound + kAccessBound * record.memory.size() + memoryBytes;
-}
-
-void RecordEncoder::encode(const TraceRecord &record, ByteBuffer &out) {
-  uint8_t *at = out.reserve(validate(record));
-  out.commit(inBlock_ ? encodeDelta(record, at) : encodeKeyframe(record, at));
-  inBlock_ = true;
 }
 
 uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) {
@@ -314,32 +301,28 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
     out = writeVarint(zigzag(static_cast<int64_t>(pc - pcBefore)), out);
 
   Changes changes;
-  auto update = [&](unsigned slot) {
-    const uint64_t value = valueOf(slot);
-    changes.add(slot, value - state_[slot]);
-    state_[slot] = value;
-  };
-  auto putValue = [&](unsigned slot, uint64_t predicted) {
-    const uint64_t value = valueOf(slot);
+  auto putValue = [&](unsigned slot, uint64_t value, uint64_t predicted) {
     const uint64_t arithmetic = zigzag(static_cast<int64_t>(value - predicted));
     const uint64_t xored = value ^ state_[slot];
     out = taggedSize(xored) < taggedSize(arithmetic) ? writeTagged(xored, true, out)
                                                      : writeTagged(arithmetic, false, out);
-    update(slot);
   };
   switch (regCode) {
   case kRegsPredicted:
-    expected.forEach(update);
+    expected.forEach([&](unsigned slot) { state_[slot] = valueOf(slot); });
     break;
-  case kRegsDeviate: {
+  case kRegsDeviate: { // so the entry is this pc's: an unknown pc predicts no changes
     if (!allDeviate)
       out = writeWideVarint(deviations, out);
     unsigned k = 0;
     expected.forEach([&](unsigned slot) {
-      if (deviations.test(k))
-        putValue(slot, state_[slot] + predict.delta(k));
-      else
-        update(slot);
+      const uint64_t value = valueOf(slot);
+      if (deviations.test(k)) {
+        putValue(slot, value, state_[slot] + predict.delta(k));
+        if (k < kPredictedDeltas)
+          entry.deltas[k] = value - state_[slot];
+      }
+      state_[slot] = value;
       ++k;
     });
     break;
@@ -350,7 +333,13 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
     out = writeVarint(mainBits | uint64_t{!ext.empty()} << mainCount_, out);
     if (!ext.empty())
       out = writeWideVarint(ext, out);
-    changed.forEach([&](unsigned slot) { putValue(slot, state_[slot] + predict.deltaOf(slot)); });
+    changes.slots = changed;
+    changed.forEach([&](unsigned slot) {
+      const uint64_t value = valueOf(slot);
+      putValue(slot, value, state_[slot] + predict.deltaOf(slot));
+      changes.addDelta(value - state_[slot]);
+      state_[slot] = value;
+    });
     break;
   }
   default:
@@ -360,9 +349,8 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
 
   if (!record.memory.empty())
     out = encodeMemory(record, memorySlots, out);
-  // A record exactly as its history predicted would rewrite that history unchanged.
-  if (!predict.known || pcCode != kPcPredicted || regCode != kRegsPredicted || sendInstruction)
-    remember(entry, pcBefore, pc, changes, instruction, predict.known && !sendInstruction);
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, instruction,
+           predict.known && !sendInstruction);
   return out;
 }
 
@@ -431,19 +419,9 @@ RecordDecoder::RecordDecoder(const StreamHeader &header, MemoryOperandModel *mod
   record_.ext.resize(slots_ - mainCount_);
 }
 
-std::optional<std::string> RecordDecoder::decode(std::span<const uint8_t> &in) {
-  record_.gap = false;
-  if (!record_.memory.empty()) {
-    std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
-    record_.memory.clear();
-  }
-  // Deltas return straight through (no move of the optional string for each record).
-  if (inBlock_) [[likely]]
-    return decodeDelta(in);
-  auto problem = decodeKeyframe(in);
-  if (!problem)
-    inBlock_ = true;
-  return problem;
+void RecordDecoder::keepAccesses() {
+  std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
+  record_.memory.clear();
 }
 
 MemoryAccess &RecordDecoder::addAccess() {
@@ -551,25 +529,21 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
 
   Changes changes;
   bool valuesOk = true;
-  auto update = [&](unsigned slot, uint64_t value) {
-    changes.add(slot, value - state_[slot]);
-    setSlot(slot, value);
-  };
-  auto getValue = [&](unsigned slot, uint64_t predicted) {
+  // A deviating or explicit slot's stored value, into `value` (its prediction on entry).
+  auto getValue = [&](unsigned slot, uint64_t &value) {
     uint64_t payload = 0;
     bool xorForm = false;
-    if (!getTagged(in, payload, xorForm)) {
-      valuesOk = false;
-      return;
-    }
-    update(slot,
-           xorForm ? state_[slot] ^ payload : predicted + static_cast<uint64_t>(unzigzag(payload)));
+    if (!getTagged(in, payload, xorForm))
+      return valuesOk = false;
+    value = xorForm ? state_[slot] ^ payload : value + static_cast<uint64_t>(unzigzag(payload));
+    return true;
   };
   const SlotMask expected = predict.changed();
-  switch ((head & kRegMask) >> kRegShift) {
+  const uint8_t regCode = (head & kRegMask) >> kRegShift;
+  switch (regCode) {
   case kRegsPredicted: {
     unsigned k = 0;
-    expected.forEach([&](unsigned slot) { update(slot, state_[slot] + predict.delta(k++)); });
+    expected.forEach([&](unsigned slot) { setSlot(slot, state_[slot] + predict.delta(k++)); });
     break;
   }
   case kRegsDeviate: {
@@ -583,13 +557,14 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     }
     if (members < kMaxSlots && !shiftedDown(deviations, members).empty())
       return "deviation of a register that was not predicted to change";
+    // Members only at a known pc, whose entry learns in place (see encodeDelta).
     unsigned k = 0;
     expected.forEach([&](unsigned slot) {
-      const uint64_t predicted = state_[slot] + predict.delta(k);
-      if (deviations.test(k++))
-        getValue(slot, predicted);
-      else
-        update(slot, predicted);
+      uint64_t value = state_[slot] + predict.delta(k);
+      if (deviations.test(k) && getValue(slot, value) && k < kPredictedDeltas)
+        entry.deltas[k] = value - state_[slot];
+      setSlot(slot, value);
+      ++k;
     });
     break;
   }
@@ -609,7 +584,13 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     }
     if (changed.test(pc_))
       return "pc in the register bitmap";
-    changed.forEach([&](unsigned slot) { getValue(slot, state_[slot] + predict.deltaOf(slot)); });
+    changes.slots = changed;
+    changed.forEach([&](unsigned slot) {
+      uint64_t value = state_[slot] + predict.deltaOf(slot);
+      getValue(slot, value);
+      changes.addDelta(value - state_[slot]);
+      setSlot(slot, value);
+    });
     break;
   }
   default:
@@ -625,9 +606,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     if (problem)
       return problem;
   }
-  if (!predict.known || (head & (kPcMask | kRegMask | kInstructionFollows)) != 0)
-    remember(entry, pcBefore, pc, changes, record_.instruction,
-             predict.known && !(head & kInstructionFollows));
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, record_.instruction,
+           predict.known && !(head & kInstructionFollows));
   input = in;
   return std::nullopt;
 }
