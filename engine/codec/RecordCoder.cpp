@@ -71,12 +71,19 @@ std::optional<unsigned> findInSlots(const Packed &p, unsigned span,
   return std::nullopt;
 }
 
+// The members at or above `by` (< 64), each moved down by `by`.
 SlotMask shiftedDown(const SlotMask &mask, unsigned by) {
   SlotMask out;
-  mask.forEach([&](unsigned slot) {
-    if (slot >= by)
-      out.set(slot - by);
-  });
+  out.words[0] = by == 0 ? mask.words[0] : mask.words[0] >> by | mask.words[1] << (64 - by);
+  out.words[1] = mask.words[1] >> by;
+  return out;
+}
+
+// The slots below n (<= kMaxSlots).
+SlotMask firstSlots(unsigned n) {
+  SlotMask out;
+  out.words[0] = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  out.words[1] = n <= 64 ? 0 : n >= 128 ? ~uint64_t{0} : (uint64_t{1} << (n - 64)) - 1;
   return out;
 }
 
@@ -251,10 +258,14 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   const auto remembered = predict.instruction();
   const bool sendInstruction = !remembered || !sameBytes(*remembered, instruction);
 
+  // Members and the record's fields in locals: a byte written through `out` may alias any of
+  // them, which the compiler would then reload after every byte.
+  const unsigned mainCount = mainCount_;
+  const bool withMemory = !record.memory.empty();
   const uint64_t *regs = record.regs.data();
   const uint64_t *ext = record.ext.data();
   auto valueOf = [&](unsigned slot) {
-    return slot < mainCount_ ? regs[slot] : ext[slot - mainCount_];
+    return slot < mainCount ? regs[slot] : ext[slot - mainCount];
   };
   const uint64_t pc = regs[pc_];
   const uint64_t fallThrough = pcBefore + instruction.size();
@@ -264,35 +275,17 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
                          : pc == pcBefore    ? kPcUnchanged
                                              : kPcDelta;
 
-  SlotMask changed = changedSlots_(regs, ext, state_.data(), mainCount_, slots_ - mainCount_);
+  SlotMask changed = changedSlots_(regs, ext, state_.data(), mainCount, slots_ - mainCount);
   changed.words[0] &= ~(uint64_t{1} << pc_);
   const SlotMask expected = predict.changed();
-  SlotMask deviations; // positions within `expected`
-  uint8_t regCode;
-  unsigned members = 0, deviating = 0;
-  if (changed == expected) {
-    expected.forEach([&](unsigned slot) {
-      if (valueOf(slot) != state_[slot] + predict.delta(members)) {
-        deviations.set(members);
-        ++deviating;
-      }
-      ++members;
-    });
-    regCode = deviating == 0 ? kRegsPredicted : kRegsDeviate;
-  } else {
-    regCode = changed.empty() ? kRegsNone : kRegsExplicit;
-  }
 
   std::vector<MemorySlot> memorySlots;
-  if (!record.memory.empty()) {
+  if (withMemory) {
     std::copy_n(state_.begin(), slots_, before_.begin());
     memorySlots = modelSlots(instruction, pcBefore);
   }
 
-  const bool allDeviate = regCode == kRegsDeviate && deviating == members;
-  *out++ = static_cast<uint8_t>(
-      pcCode | regCode << kRegShift | (sendInstruction ? kInstructionFollows : 0) |
-      (record.memory.empty() ? 0 : kMemoryFollows) | (allDeviate ? kAllDeviate : 0));
+  uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
     out = writeVarint(instruction.size(), out);
     out = std::copy(instruction.begin(), instruction.end(), out);
@@ -300,37 +293,52 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   if (pcCode == kPcDelta)
     out = writeVarint(zigzag(static_cast<int64_t>(pc - pcBefore)), out);
 
-  Changes changes;
   auto putValue = [&](unsigned slot, uint64_t value, uint64_t predicted) {
     const uint64_t arithmetic = zigzag(static_cast<int64_t>(value - predicted));
     const uint64_t xored = value ^ state_[slot];
     out = taggedSize(xored) < taggedSize(arithmetic) ? writeTagged(xored, true, out)
                                                      : writeTagged(arithmetic, false, out);
   };
-  switch (regCode) {
-  case kRegsPredicted:
-    expected.forEach([&](unsigned slot) { state_[slot] = valueOf(slot); });
-    break;
-  case kRegsDeviate: { // so the entry is this pc's: an unknown pc predicts no changes
-    if (!allDeviate)
-      out = writeWideVarint(deviations, out);
-    unsigned k = 0;
+  uint8_t regCode;
+  bool allDeviate = false;
+  Changes changes;
+  if (changed == expected) {
+    // One pass: deviating values are written as they are met, and the bitmap of which ones
+    // deviate is moved in before them afterwards in the rare case that some do not. (With
+    // members, the pc is known: an unknown one predicts no changes. Its entry learns in place.)
+    uint8_t *const values = out;
+    SlotMask deviations; // positions within `expected`
+    unsigned k = 0, deviating = 0;
     expected.forEach([&](unsigned slot) {
       const uint64_t value = valueOf(slot);
-      if (deviations.test(k)) {
-        putValue(slot, value, state_[slot] + predict.delta(k));
+      const uint64_t predicted = state_[slot] + predict.delta(k);
+      if (value != predicted) {
+        deviations.set(k);
+        ++deviating;
+        putValue(slot, value, predicted);
         if (k < kPredictedDeltas)
           entry.deltas[k] = value - state_[slot];
       }
       state_[slot] = value;
       ++k;
     });
-    break;
-  }
-  case kRegsExplicit: {
-    const SlotMask ext = shiftedDown(changed, mainCount_);
-    const uint64_t mainBits = changed.words[0] & ((uint64_t{1} << mainCount_) - 1);
-    out = writeVarint(mainBits | uint64_t{!ext.empty()} << mainCount_, out);
+    regCode = deviating == 0 ? kRegsPredicted : kRegsDeviate;
+    allDeviate = deviating != 0 && deviating == k;
+    if (deviating != 0 && !allDeviate) {
+      std::array<uint8_t, 19> bitmap;
+      const size_t size =
+          static_cast<size_t>(writeWideVarint(deviations, bitmap.data()) - bitmap.data());
+      std::memmove(values + size, values, static_cast<size_t>(out - values));
+      std::copy_n(bitmap.begin(), size, values);
+      out += size;
+    }
+  } else if (changed.empty()) {
+    regCode = kRegsNone;
+  } else {
+    regCode = kRegsExplicit;
+    const SlotMask ext = shiftedDown(changed, mainCount);
+    const uint64_t mainBits = changed.words[0] & ((uint64_t{1} << mainCount) - 1);
+    out = writeVarint(mainBits | uint64_t{!ext.empty()} << mainCount, out);
     if (!ext.empty())
       out = writeWideVarint(ext, out);
     changes.slots = changed;
@@ -340,14 +348,13 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
       changes.addDelta(value - state_[slot]);
       state_[slot] = value;
     });
-    break;
   }
-  default:
-    break;
-  }
+  *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
+                               (sendInstruction ? kInstructionFollows : 0) |
+                               (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
   state_[pc_] = pc;
 
-  if (!record.memory.empty())
+  if (withMemory)
     out = encodeMemory(record, memorySlots, out);
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, instruction,
            predict.known && !sendInstruction);
@@ -550,12 +557,11 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     SlotMask deviations;
     const unsigned members = expected.count();
     if (head & kAllDeviate) {
-      for (unsigned k = 0; k < members; ++k)
-        deviations.set(k);
+      deviations = firstSlots(members);
     } else if (!outOfLine([&](auto &rest) { return getWideVarint(rest, deviations); })) {
       return "truncated deviation bitmap";
     }
-    if (members < kMaxSlots && !shiftedDown(deviations, members).empty())
+    if (!deviations.below(members))
       return "deviation of a register that was not predicted to change";
     // Members only at a known pc, whose entry learns in place (see encodeDelta).
     unsigned k = 0;
@@ -578,7 +584,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
       SlotMask ext;
       if (slots_ == mainCount_ ||
           !outOfLine([&](auto &rest) { return getWideVarint(rest, ext); }) ||
-          !shiftedDown(ext, slots_ - mainCount_).empty())
+          !ext.below(slots_ - mainCount_))
         return "bad extended register bitmap";
       ext.forEach([&](unsigned slot) { changed.set(mainCount_ + slot); });
     }

@@ -89,8 +89,10 @@ struct Avx2Ops {
     const __m256i eq = _mm256_cmpeq_epi64(load(a), load(b));
     return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(eq)));
   }
-  [[gnu::target("avx2")]] static uint64_t equal8(const uint64_t *a, const uint64_t *b) {
-    return equal4(a, b) | equal4(a + 4, b + 4) << 4;
+  // Bits 0-7: whether a[k] != b[k]. (Gathering the differences rather than the equalities
+  // leaves no bits past n to clear.)
+  [[gnu::target("avx2")]] static uint64_t differing8(const uint64_t *a, const uint64_t *b) {
+    return (equal4(a, b) | equal4(a + 4, b + 4) << 4) ^ 0xffu;
   }
   // Nonzero where a[k] != b[k].
   [[gnu::target("avx2")]] static __m256i xor4(const uint64_t *a, const uint64_t *b) {
@@ -108,30 +110,30 @@ struct Avx2Ops {
         return differingScalar(a, b, n);
       return ~(equal4(a, b) | equal4(a + n - 4, b + n - 4) << (n - 4)) & ((1u << n) - 1);
     }
-    uint64_t equal = equal8(a + n - 8, b + n - 8) << (n - 8);
+    uint64_t bits = differing8(a + n - 8, b + n - 8) << (n - 8);
     switch ((n - 1) / 8) { // n <= 64
     case 7:
-      equal |= equal8(a + 48, b + 48) << 48;
+      bits |= differing8(a + 48, b + 48) << 48;
       [[fallthrough]];
     case 6:
-      equal |= equal8(a + 40, b + 40) << 40;
+      bits |= differing8(a + 40, b + 40) << 40;
       [[fallthrough]];
     case 5:
-      equal |= equal8(a + 32, b + 32) << 32;
+      bits |= differing8(a + 32, b + 32) << 32;
       [[fallthrough]];
     case 4:
-      equal |= equal8(a + 24, b + 24) << 24;
+      bits |= differing8(a + 24, b + 24) << 24;
       [[fallthrough]];
     case 3:
-      equal |= equal8(a + 16, b + 16) << 16;
+      bits |= differing8(a + 16, b + 16) << 16;
       [[fallthrough]];
     case 2:
-      equal |= equal8(a + 8, b + 8) << 8;
+      bits |= differing8(a + 8, b + 8) << 8;
       [[fallthrough]];
     case 1:
-      equal |= equal8(a, b);
+      bits |= differing8(a, b);
     }
-    return n == 64 ? ~equal : ~equal & ((uint64_t{1} << n) - 1);
+    return bits;
   }
 
   [[gnu::target("avx2")]] static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
