@@ -79,14 +79,6 @@ SlotMask shiftedDown(const SlotMask &mask, unsigned by) {
   return out;
 }
 
-// The slots below n (<= kMaxSlots).
-SlotMask firstSlots(unsigned n) {
-  SlotMask out;
-  out.words[0] = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-  out.words[1] = n <= 64 ? 0 : n >= 128 ? ~uint64_t{0} : (uint64_t{1} << (n - 64)) - 1;
-  return out;
-}
-
 const History kNothingKnown{};
 
 // What the history of a record's pcBefore predicts. Without one, nothing changes, the pc falls
@@ -554,20 +546,20 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     break;
   }
   case kRegsDeviate: {
+    // Half the records have every value deviate: they need no bitmap, nor its check.
+    const bool all = head & kAllDeviate;
     SlotMask deviations;
-    const unsigned members = expected.count();
-    if (head & kAllDeviate) {
-      deviations = firstSlots(members);
-    } else if (!outOfLine([&](auto &rest) { return getWideVarint(rest, deviations); })) {
-      return "truncated deviation bitmap";
+    if (!all) {
+      if (!outOfLine([&](auto &rest) { return getWideVarint(rest, deviations); }))
+        return "truncated deviation bitmap";
+      if (!deviations.below(expected.count()))
+        return "deviation of a register that was not predicted to change";
     }
-    if (!deviations.below(members))
-      return "deviation of a register that was not predicted to change";
     // Members only at a known pc, whose entry learns in place (see encodeDelta).
     unsigned k = 0;
     expected.forEach([&](unsigned slot) {
       uint64_t value = state_[slot] + predict.delta(k);
-      if (deviations.test(k) && getValue(slot, value) && k < kPredictedDeltas)
+      if ((all || deviations.test(k)) && getValue(slot, value) && k < kPredictedDeltas)
         entry.deltas[k] = value - state_[slot];
       setSlot(slot, value);
       ++k;
