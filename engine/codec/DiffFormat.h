@@ -143,6 +143,12 @@ struct SlotMask {
   bool test(unsigned slot) const { return (words[slot / 64] >> (slot % 64)) & 1; }
   bool empty() const { return (words[0] | words[1]) == 0; }
   unsigned count() const { return popcount64(words[0]) + (words[1] ? popcount64(words[1]) : 0); }
+  // Whether every member is below `n`.
+  bool below(unsigned n) const {
+    if (n >= 64)
+      return n >= kMaxSlots || (words[1] >> (n - 64)) == 0;
+    return (words[0] >> n) == 0 && words[1] == 0;
+  }
   // Members below `slot`.
   unsigned rank(unsigned slot) const {
     const uint64_t below = (uint64_t{1} << (slot % 64)) - 1;

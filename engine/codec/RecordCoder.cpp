@@ -1,6 +1,5 @@
 #include "codec/RecordCoder.h"
 
-#include "codec/SlotCompare.h"
 #include "codec/Varint.h"
 
 #include <algorithm>
@@ -72,12 +71,11 @@ std::optional<unsigned> findInSlots(const Packed &p, unsigned span,
   return std::nullopt;
 }
 
+// The members at or above `by` (< 64), each moved down by `by`.
 SlotMask shiftedDown(const SlotMask &mask, unsigned by) {
   SlotMask out;
-  mask.forEach([&](unsigned slot) {
-    if (slot >= by)
-      out.set(slot - by);
-  });
+  out.words[0] = by == 0 ? mask.words[0] : mask.words[0] >> by | mask.words[1] << (64 - by);
+  out.words[1] = mask.words[1] >> by;
   return out;
 }
 
@@ -125,15 +123,20 @@ void CoderState::beginBlock() {
   }
 }
 
-void CoderState::remember(History &h, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                          std::span<const uint8_t> instruction, bool instructionKnown) {
-  h.pc = pcBefore;
+// Inline (flatten had left it a call): every record remembers.
+[[gnu::always_inline]] inline void CoderState::remember(History &h, bool inPlace, uint64_t pcBefore,
+                                                        uint64_t nextPc, const Changes &changes,
+                                                        std::span<const uint8_t> instruction,
+                                                        bool instructionKnown) {
   h.nextPc = nextPc;
-  h.generation = generation_;
-  h.changed = changes.slots;
-  h.deltaCount = changes.deltaCount;
-  for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
-    h.deltas[k] = changes.deltas[k];
+  if (!inPlace) {
+    h.pc = pcBefore;
+    h.generation = generation_;
+    h.changed = changes.slots;
+    h.deltaCount = changes.deltaCount;
+    for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
+      h.deltas[k] = changes.deltas[k];
+  }
   if (instructionKnown)
     return;
   if (instruction.size() <= h.instruction.size()) {
@@ -169,9 +172,6 @@ RecordEncoder::RecordEncoder(const StreamHeader &header, MemoryOperandModel *mod
 
 namespace {
 
-// The most bytes a record without memory encodes to: head, instruction (1-byte length, at most
-// 64 bytes), pc delta, both bitmaps, every slot as a 10-byte value; a keyframe needs less.
-constexpr size_t kRecordBound = 1 + 1 + kMaxInstructionBytes + 10 + 10 + 19 + 10 * kMaxSlots;
 // Per memory access, beyond its values' bytes: an escape's address, size and flags, and the
 // source codes of its two values; plus the memory section's head and escape count.
 constexpr size_t kAccessBound = 10 + 10 + 1 + 2 * 10;
@@ -186,15 +186,6 @@ namespace {
 }
 
 } // namespace
-
-size_t RecordEncoder::validate(const TraceRecord &record) const {
-  // The checks every record needs inline, the messages out of line: building them inline made
-  // this a call with a stack frame per record.
-  if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
-      record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
-    rejectShape(record);
-  return record.memory.empty() ? kRecordBound : memoryBound(record);
-}
 
 void RecordEncoder::rejectShape(const TraceRecord &record) const {
   const StreamLayout &layout = header_.layout;
@@ -223,12 +214,6 @@ size_t RecordEncoder::memoryBound(const TraceRecord &record) {
   return kRecordBound + kMemoryBound + kAccessBound * record.memory.size() + memoryBytes;
 }
 
-void RecordEncoder::encode(const TraceRecord &record, ByteBuffer &out) {
-  uint8_t *at = out.reserve(validate(record));
-  out.commit(inBlock_ ? encodeDelta(record, at) : encodeKeyframe(record, at));
-  inBlock_ = true;
-}
-
 uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) {
   std::copy(record.regs.begin(), record.regs.end(), state_.begin());
   std::copy(record.ext.begin(), record.ext.end(), state_.begin() + mainCount_);
@@ -242,24 +227,6 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   for (const MemoryAccess &access : record.memory)
     out = encodeEscape(access, true, out);
   return out;
-}
-
-// Branch-free bit gathering (which slots change is data a branch predictor cannot learn), and
-// the extended state, which rarely changes, skipped with one comparison when it did not.
-[[gnu::always_inline]] inline SlotMask
-RecordEncoder::changedSlots(const TraceRecord &record) const {
-  SlotMask changed;
-  changed.words[0] =
-      differingSlots(record.regs.data(), state_.data(), mainCount_) & ~(uint64_t{1} << pc_);
-  const unsigned extSlots = slots_ - mainCount_;
-  const uint64_t *ext = record.ext.data(), *previous = state_.data() + mainCount_;
-  if (extSlots == 0 || std::memcmp(ext, previous, extSlots * sizeof(uint64_t)) == 0) [[likely]]
-    return changed;
-  // Ext slot e is slot mainCount_ + e: the first 64 - mainCount_ fill word 0.
-  const unsigned low = std::min(extSlots, 64 - mainCount_);
-  changed.words[0] |= differingSlots(ext, previous, low) << mainCount_;
-  changed.words[1] = differingSlots(ext + low, previous + low, extSlots - low);
-  return changed;
 }
 
 namespace {
@@ -283,10 +250,14 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   const auto remembered = predict.instruction();
   const bool sendInstruction = !remembered || !sameBytes(*remembered, instruction);
 
+  // Members and the record's fields in locals: a byte written through `out` may alias any of
+  // them, which the compiler would then reload after every byte.
+  const unsigned mainCount = mainCount_;
+  const bool withMemory = !record.memory.empty();
   const uint64_t *regs = record.regs.data();
   const uint64_t *ext = record.ext.data();
   auto valueOf = [&](unsigned slot) {
-    return slot < mainCount_ ? regs[slot] : ext[slot - mainCount_];
+    return slot < mainCount ? regs[slot] : ext[slot - mainCount];
   };
   const uint64_t pc = regs[pc_];
   const uint64_t fallThrough = pcBefore + instruction.size();
@@ -296,34 +267,17 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
                          : pc == pcBefore    ? kPcUnchanged
                                              : kPcDelta;
 
-  const SlotMask changed = changedSlots(record);
+  SlotMask changed = changedSlots_(regs, ext, state_.data(), mainCount, slots_ - mainCount);
+  changed.words[0] &= ~(uint64_t{1} << pc_);
   const SlotMask expected = predict.changed();
-  SlotMask deviations; // positions within `expected`
-  uint8_t regCode;
-  unsigned members = 0, deviating = 0;
-  if (changed == expected) {
-    expected.forEach([&](unsigned slot) {
-      if (valueOf(slot) != state_[slot] + predict.delta(members)) {
-        deviations.set(members);
-        ++deviating;
-      }
-      ++members;
-    });
-    regCode = deviating == 0 ? kRegsPredicted : kRegsDeviate;
-  } else {
-    regCode = changed.empty() ? kRegsNone : kRegsExplicit;
-  }
 
   std::vector<MemorySlot> memorySlots;
-  if (!record.memory.empty()) {
+  if (withMemory) {
     std::copy_n(state_.begin(), slots_, before_.begin());
     memorySlots = modelSlots(instruction, pcBefore);
   }
 
-  const bool allDeviate = regCode == kRegsDeviate && deviating == members;
-  *out++ = static_cast<uint8_t>(
-      pcCode | regCode << kRegShift | (sendInstruction ? kInstructionFollows : 0) |
-      (record.memory.empty() ? 0 : kMemoryFollows) | (allDeviate ? kAllDeviate : 0));
+  uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
     out = writeVarint(instruction.size(), out);
     out = std::copy(instruction.begin(), instruction.end(), out);
@@ -331,56 +285,71 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   if (pcCode == kPcDelta)
     out = writeVarint(zigzag(static_cast<int64_t>(pc - pcBefore)), out);
 
-  Changes changes;
-  auto update = [&](unsigned slot) {
-    const uint64_t value = valueOf(slot);
-    changes.add(slot, value - state_[slot]);
-    state_[slot] = value;
-  };
-  auto putValue = [&](unsigned slot, uint64_t predicted) {
-    const uint64_t value = valueOf(slot);
+  auto putValue = [&](unsigned slot, uint64_t value, uint64_t predicted) {
     const uint64_t arithmetic = zigzag(static_cast<int64_t>(value - predicted));
     const uint64_t xored = value ^ state_[slot];
     out = taggedSize(xored) < taggedSize(arithmetic) ? writeTagged(xored, true, out)
                                                      : writeTagged(arithmetic, false, out);
-    update(slot);
   };
-  switch (regCode) {
-  case kRegsPredicted:
-    expected.forEach(update);
-    break;
-  case kRegsDeviate: {
-    if (!allDeviate)
-      out = writeWideVarint(deviations, out);
-    unsigned k = 0;
+  uint8_t regCode;
+  bool allDeviate = false;
+  Changes changes;
+  if (changed == expected) {
+    // One pass: deviating values are written as they are met, and the bitmap of which ones
+    // deviate is moved in before them afterwards in the rare case that some do not. (With
+    // members, the pc is known: an unknown one predicts no changes. Its entry learns in place.)
+    uint8_t *const values = out;
+    SlotMask deviations; // positions within `expected`
+    unsigned k = 0, deviating = 0;
     expected.forEach([&](unsigned slot) {
-      if (deviations.test(k))
-        putValue(slot, state_[slot] + predict.delta(k));
-      else
-        update(slot);
+      const uint64_t value = valueOf(slot);
+      const uint64_t predicted = state_[slot] + predict.delta(k);
+      if (value != predicted) {
+        deviations.set(k);
+        ++deviating;
+        putValue(slot, value, predicted);
+        if (k < kPredictedDeltas)
+          entry.deltas[k] = value - state_[slot];
+      }
+      state_[slot] = value;
       ++k;
     });
-    break;
-  }
-  case kRegsExplicit: {
-    const SlotMask ext = shiftedDown(changed, mainCount_);
-    const uint64_t mainBits = changed.words[0] & ((uint64_t{1} << mainCount_) - 1);
-    out = writeVarint(mainBits | uint64_t{!ext.empty()} << mainCount_, out);
+    regCode = deviating == 0 ? kRegsPredicted : kRegsDeviate;
+    allDeviate = deviating != 0 && deviating == k;
+    if (deviating != 0 && !allDeviate) {
+      std::array<uint8_t, 19> bitmap;
+      const size_t size =
+          static_cast<size_t>(writeWideVarint(deviations, bitmap.data()) - bitmap.data());
+      std::memmove(values + size, values, static_cast<size_t>(out - values));
+      std::copy_n(bitmap.begin(), size, values);
+      out += size;
+    }
+  } else if (changed.empty()) {
+    regCode = kRegsNone;
+  } else {
+    regCode = kRegsExplicit;
+    const SlotMask ext = shiftedDown(changed, mainCount);
+    const uint64_t mainBits = changed.words[0] & ((uint64_t{1} << mainCount) - 1);
+    out = writeVarint(mainBits | uint64_t{!ext.empty()} << mainCount, out);
     if (!ext.empty())
       out = writeWideVarint(ext, out);
-    changed.forEach([&](unsigned slot) { putValue(slot, state_[slot] + predict.deltaOf(slot)); });
-    break;
+    changes.slots = changed;
+    changed.forEach([&](unsigned slot) {
+      const uint64_t value = valueOf(slot);
+      putValue(slot, value, state_[slot] + predict.deltaOf(slot));
+      changes.addDelta(value - state_[slot]);
+      state_[slot] = value;
+    });
   }
-  default:
-    break;
-  }
+  *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
+                               (sendInstruction ? kInstructionFollows : 0) |
+                               (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
   state_[pc_] = pc;
 
-  if (!record.memory.empty())
+  if (withMemory)
     out = encodeMemory(record, memorySlots, out);
-  // A record exactly as its history predicted would rewrite that history unchanged.
-  if (!predict.known || pcCode != kPcPredicted || regCode != kRegsPredicted || sendInstruction)
-    remember(entry, pcBefore, pc, changes, instruction, predict.known && !sendInstruction);
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, instruction,
+           predict.known && !sendInstruction);
   return out;
 }
 
@@ -449,19 +418,9 @@ RecordDecoder::RecordDecoder(const StreamHeader &header, MemoryOperandModel *mod
   record_.ext.resize(slots_ - mainCount_);
 }
 
-std::optional<std::string> RecordDecoder::decode(std::span<const uint8_t> &in) {
-  record_.gap = false;
-  if (!record_.memory.empty()) {
-    std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
-    record_.memory.clear();
-  }
-  // Deltas return straight through (no move of the optional string for each record).
-  if (inBlock_) [[likely]]
-    return decodeDelta(in);
-  auto problem = decodeKeyframe(in);
-  if (!problem)
-    inBlock_ = true;
-  return problem;
+void RecordDecoder::keepAccesses() {
+  std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
+  record_.memory.clear();
 }
 
 MemoryAccess &RecordDecoder::addAccess() {
@@ -569,45 +528,41 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
 
   Changes changes;
   bool valuesOk = true;
-  auto update = [&](unsigned slot, uint64_t value) {
-    changes.add(slot, value - state_[slot]);
-    setSlot(slot, value);
-  };
-  auto getValue = [&](unsigned slot, uint64_t predicted) {
+  // A deviating or explicit slot's stored value, into `value` (its prediction on entry).
+  auto getValue = [&](unsigned slot, uint64_t &value) {
     uint64_t payload = 0;
     bool xorForm = false;
-    if (!getTagged(in, payload, xorForm)) {
-      valuesOk = false;
-      return;
-    }
-    update(slot,
-           xorForm ? state_[slot] ^ payload : predicted + static_cast<uint64_t>(unzigzag(payload)));
+    if (!getTagged(in, payload, xorForm))
+      return valuesOk = false;
+    value = xorForm ? state_[slot] ^ payload : value + static_cast<uint64_t>(unzigzag(payload));
+    return true;
   };
   const SlotMask expected = predict.changed();
-  switch ((head & kRegMask) >> kRegShift) {
+  const uint8_t regCode = (head & kRegMask) >> kRegShift;
+  switch (regCode) {
   case kRegsPredicted: {
     unsigned k = 0;
-    expected.forEach([&](unsigned slot) { update(slot, state_[slot] + predict.delta(k++)); });
+    expected.forEach([&](unsigned slot) { setSlot(slot, state_[slot] + predict.delta(k++)); });
     break;
   }
   case kRegsDeviate: {
+    // Half the records have every value deviate: they need no bitmap, nor its check.
+    const bool all = head & kAllDeviate;
     SlotMask deviations;
-    const unsigned members = expected.count();
-    if (head & kAllDeviate) {
-      for (unsigned k = 0; k < members; ++k)
-        deviations.set(k);
-    } else if (!outOfLine([&](auto &rest) { return getWideVarint(rest, deviations); })) {
-      return "truncated deviation bitmap";
+    if (!all) {
+      if (!outOfLine([&](auto &rest) { return getWideVarint(rest, deviations); }))
+        return "truncated deviation bitmap";
+      if (!deviations.below(expected.count()))
+        return "deviation of a register that was not predicted to change";
     }
-    if (members < kMaxSlots && !shiftedDown(deviations, members).empty())
-      return "deviation of a register that was not predicted to change";
+    // Members only at a known pc, whose entry learns in place (see encodeDelta).
     unsigned k = 0;
     expected.forEach([&](unsigned slot) {
-      const uint64_t predicted = state_[slot] + predict.delta(k);
-      if (deviations.test(k++))
-        getValue(slot, predicted);
-      else
-        update(slot, predicted);
+      uint64_t value = state_[slot] + predict.delta(k);
+      if ((all || deviations.test(k)) && getValue(slot, value) && k < kPredictedDeltas)
+        entry.deltas[k] = value - state_[slot];
+      setSlot(slot, value);
+      ++k;
     });
     break;
   }
@@ -621,13 +576,19 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
       SlotMask ext;
       if (slots_ == mainCount_ ||
           !outOfLine([&](auto &rest) { return getWideVarint(rest, ext); }) ||
-          !shiftedDown(ext, slots_ - mainCount_).empty())
+          !ext.below(slots_ - mainCount_))
         return "bad extended register bitmap";
       ext.forEach([&](unsigned slot) { changed.set(mainCount_ + slot); });
     }
     if (changed.test(pc_))
       return "pc in the register bitmap";
-    changed.forEach([&](unsigned slot) { getValue(slot, state_[slot] + predict.deltaOf(slot)); });
+    changes.slots = changed;
+    changed.forEach([&](unsigned slot) {
+      uint64_t value = state_[slot] + predict.deltaOf(slot);
+      getValue(slot, value);
+      changes.addDelta(value - state_[slot]);
+      setSlot(slot, value);
+    });
     break;
   }
   default:
@@ -643,9 +604,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     if (problem)
       return problem;
   }
-  if (!predict.known || (head & (kPcMask | kRegMask | kInstructionFollows)) != 0)
-    remember(entry, pcBefore, pc, changes, record_.instruction,
-             predict.known && !(head & kInstructionFollows));
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, record_.instruction,
+           predict.known && !(head & kInstructionFollows));
   input = in;
   return std::nullopt;
 }

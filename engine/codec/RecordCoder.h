@@ -13,6 +13,7 @@
 #include "codec/ByteBuffer.h"
 #include "codec/DiffFormat.h"
 #include "codec/MemoryOperands.h"
+#include "codec/SlotCompare.h"
 #include "codec/TraceRecord.h"
 
 #include <optional>
@@ -34,7 +35,7 @@ struct History {
   static constexpr uint8_t kUnknownInstruction = 0xff;
 };
 
-// The changes a delta record makes, as both sides learn them.
+// The changes a delta record makes, as both sides learn them when the entry is rewritten.
 struct Changes {
   SlotMask slots;
   uint8_t deltaCount = 0;
@@ -42,8 +43,8 @@ struct Changes {
   // 15 % of a record's time.
   std::array<uint64_t, kPredictedDeltas> deltas;
 
-  void add(unsigned slot, uint64_t delta) {
-    slots.set(slot);
+  // The delta of the next member of `slots`, ascending.
+  void addDelta(uint64_t delta) {
     if (deltaCount < kPredictedDeltas)
       deltas[deltaCount++] = delta;
   }
@@ -64,11 +65,21 @@ protected:
   const History *known(const History &entry, uint64_t pc) const {
     return entry.generation == generation_ && entry.pc == pc ? &entry : nullptr;
   }
-  // Remembers what the record made at `pcBefore` did. Slots must be added in ascending order.
-  // `instructionKnown`: the entry already holds these instruction bytes for this pc (most
-  // records), so copying them again would only cost time.
-  void remember(History &entry, uint64_t pcBefore, uint64_t nextPc, const Changes &changes,
-                std::span<const uint8_t> instruction, bool instructionKnown);
+  // Whether a record updates its entry in place: the entry is its pc's (`known`) and it changed
+  // the slots the entry predicted (register code kRegsPredicted or kRegsDeviate), so only the
+  // deltas of deviating values, the next pc and the instruction can differ. The coders write
+  // those deltas into the entry as they meet them (where the prediction has just read them)
+  // instead of collecting every delta for a rewrite: most records at a known pc are like this.
+  static bool learnsInPlace(bool known, uint8_t regCode) {
+    return known && (regCode == kRegsPredicted || regCode == kRegsDeviate);
+  }
+  // Remembers what the record made at `pcBefore` did: in place (see learnsInPlace; `changes`
+  // unused), or by rewriting the entry from `changes`. `instructionKnown`: the entry already holds
+  // these instruction bytes for this pc (most records), so copying them again would only cost
+  // time.
+  void remember(History &entry, bool inPlace, uint64_t pcBefore, uint64_t nextPc,
+                const Changes &changes, std::span<const uint8_t> instruction,
+                bool instructionKnown);
   // The model's slots for an instruction, from the registers before it (before_), or none when
   // it cannot predict them.
   std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
@@ -97,11 +108,27 @@ public:
   // Appends `record` to the block payload `out`; throws std::invalid_argument (before writing
   // anything) when it does not fit the layout or the format's limits. `record.gap` is the
   // caller's business (it starts a new block).
-  void encode(const TraceRecord &record, ByteBuffer &out);
+  // Inline, with validate(): a record then costs one call, into encodeDelta().
+  void encode(const TraceRecord &record, ByteBuffer &out) {
+    uint8_t *at = out.reserve(validate(record));
+    out.commit(inBlock_ ? encodeDelta(record, at) : encodeKeyframe(record, at));
+    inBlock_ = true;
+  }
 
 private:
+  // The most bytes a record without memory encodes to: head, instruction (1-byte length, at most
+  // 64 bytes), pc delta, both bitmaps, every slot as a 10-byte value; a keyframe needs less.
+  static constexpr size_t kRecordBound =
+      1 + 1 + kMaxInstructionBytes + 10 + 10 + 19 + 10 * kMaxSlots;
+
   // Checks the record; the most bytes it can encode to.
-  size_t validate(const TraceRecord &record) const;
+  size_t validate(const TraceRecord &record) const {
+    // The messages out of line: building them inline made this a call with a stack frame.
+    if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
+        record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
+      rejectShape(record);
+    return record.memory.empty() ? kRecordBound : memoryBound(record);
+  }
   // Throws for a record whose registers or instruction do not fit the layout.
   [[noreturn, gnu::cold, gnu::noinline]] void rejectShape(const TraceRecord &record) const;
   // Checks the memory accesses; the most bytes a record with them can encode to.
@@ -109,11 +136,12 @@ private:
   // Each writes at `out` and returns the end of what it wrote.
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
-  SlotMask changedSlots(const TraceRecord &record) const;
   uint8_t *encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
                         uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
+
+  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu(); // looked up once, not per record
 };
 
 class RecordDecoder : public CoderState {
@@ -122,7 +150,18 @@ public:
 
   // Decodes the next record from the front of `in` and advances `in`. Returns why the bytes are
   // not a valid record, if they are not; the block is then lost (the next one starts afresh).
-  std::optional<std::string> decode(std::span<const uint8_t> &in);
+  std::optional<std::string> decode(std::span<const uint8_t> &in) {
+    record_.gap = false;
+    if (!record_.memory.empty())
+      keepAccesses();
+    // Inline, and deltas return straight through: a record costs one call, into decodeDelta().
+    if (inBlock_) [[likely]]
+      return decodeDelta(in);
+    auto problem = decodeKeyframe(in);
+    if (!problem)
+      inBlock_ = true;
+    return problem;
+  }
   // The record last decoded; its storage is reused by the next decode().
   const TraceRecord &record() const { return record_; }
   void markGap(bool gap) { record_.gap = gap; }
@@ -142,6 +181,8 @@ private:
     else
       record_.ext[slot - mainCount_] = value;
   }
+  // Moves record_.memory's accesses to spare_, for their storage.
+  void keepAccesses();
   // A cleared access for record_.memory, reusing the storage of an earlier record's.
   MemoryAccess &addAccess();
 

@@ -1,50 +1,32 @@
-// Which of a record's slots differ from the previous record's: the encoder asks this of every
-// register and extended slot at every record, so it compares two slots per SSE2 instruction where
-// it can (one bit-gathering shift per eight slots instead of one per slot).
+// Which of a record's slots differ from the previous record's. The encoder asks this of every
+// register and extended slot at every record (62 slots on x86-64), which was a third of its
+// instructions, so there is a version for AVX2 (four slots per compare) beside the portable one
+// (two per SSE2 compare), and the encoder picks the one the CPU runs once.
 #pragma once
+
+#include "codec/DiffFormat.h"
 
 #include <cstdint>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace strobe {
 
-#if defined(__SSE2__)
-namespace detail {
+// The slots in which a record differs from `previous` (its mainCount + extCount slots, main
+// registers first): slot s < mainCount compares regs[s], slot mainCount + e compares ext[e].
+// mainCount < 64, mainCount + extCount <= kMaxSlots.
+using ChangedSlotsFn = SlotMask (*)(const uint64_t *regs, const uint64_t *ext,
+                                    const uint64_t *previous, unsigned mainCount,
+                                    unsigned extCount);
 
-// Bit 0 and 1: whether a[0] == b[0] and a[1] == b[1]. (SSE2 has no 64-bit compare: both 32-bit
-// halves must match.)
-[[gnu::always_inline]] inline unsigned pairEqual(const uint64_t *a, const uint64_t *b) {
-  const __m128i eq32 = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(a)),
-                                       _mm_loadu_si128(reinterpret_cast<const __m128i *>(b)));
-  const __m128i eq64 = _mm_and_si128(eq32, _mm_shuffle_epi32(eq32, _MM_SHUFFLE(2, 3, 0, 1)));
-  return static_cast<unsigned>(_mm_movemask_pd(_mm_castsi128_pd(eq64)));
-}
-
-} // namespace detail
+// Runs on every CPU: SSE2 on x86-64, plain comparisons elsewhere.
+SlotMask changedSlotsPortable(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
+                              unsigned mainCount, unsigned extCount);
+#if defined(__x86_64__)
+// Only on CPUs with AVX2.
+SlotMask changedSlotsAvx2(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
+                          unsigned mainCount, unsigned extCount);
 #endif
 
-// Bit i set when a[i] != b[i], for i < n <= 64.
-[[gnu::always_inline]] inline uint64_t differingSlots(const uint64_t *a, const uint64_t *b,
-                                                      unsigned n) {
-  uint64_t bits = 0;
-  unsigned i = 0;
-#if defined(__SSE2__)
-  using detail::pairEqual;
-  for (; i + 8 <= n; i += 8) {
-    const unsigned equal = pairEqual(a + i, b + i) | pairEqual(a + i + 2, b + i + 2) << 2 |
-                           pairEqual(a + i + 4, b + i + 4) << 4 |
-                           pairEqual(a + i + 6, b + i + 6) << 6;
-    bits |= uint64_t{~equal & 0xffu} << i;
-  }
-  for (; i + 2 <= n; i += 2)
-    bits |= uint64_t{~pairEqual(a + i, b + i) & 3u} << i;
-#endif
-  for (; i < n; ++i)
-    bits |= uint64_t{a[i] != b[i]} << i;
-  return bits;
-}
+// The fastest version this CPU runs.
+ChangedSlotsFn changedSlotsForThisCpu();
 
 } // namespace strobe

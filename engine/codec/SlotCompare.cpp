@@ -1,0 +1,200 @@
+#include "codec/SlotCompare.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace strobe {
+namespace {
+
+// Splits the record into the words of a SlotMask. Ops::differing(a, b, n): bit i set when
+// a[i] != b[i], n <= 64; Ops::same(a, b, n): whether all n are equal. The extended state rarely
+// changes, so it is skipped with one equality test when it did not. (Not always_inline: the
+// AVX2 operations may only be inlined into a function compiled for AVX2, which the flattened
+// callers below are.)
+template <typename Ops>
+inline SlotMask changedSlotsWith(const uint64_t *regs, const uint64_t *ext,
+                                 const uint64_t *previous, unsigned mainCount, unsigned extCount) {
+  SlotMask changed;
+  changed.words[0] = Ops::differing(regs, previous, mainCount);
+  const uint64_t *previousExt = previous + mainCount;
+  if (extCount == 0 || Ops::same(ext, previousExt, extCount)) [[likely]]
+    return changed;
+  // Ext slot e is slot mainCount + e: the first 64 - mainCount fill word 0.
+  const unsigned low = std::min(extCount, 64 - mainCount);
+  changed.words[0] |= Ops::differing(ext, previousExt, low) << mainCount;
+  changed.words[1] = Ops::differing(ext + low, previousExt + low, extCount - low);
+  return changed;
+}
+
+// Branch-free: which slots change is data a branch predictor cannot learn.
+inline uint64_t differingScalar(const uint64_t *a, const uint64_t *b, unsigned n) {
+  uint64_t bits = 0;
+  for (unsigned i = 0; i < n; ++i)
+    bits |= uint64_t{a[i] != b[i]} << i;
+  return bits;
+}
+
+struct PortableOps {
+#if defined(__SSE2__)
+  // Bit 0 and 1: whether a[0] == b[0] and a[1] == b[1]. (SSE2 has no 64-bit compare: both
+  // 32-bit halves must match.)
+  static unsigned pairEqual(const uint64_t *a, const uint64_t *b) {
+    const __m128i eq32 = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(a)),
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i *>(b)));
+    const __m128i eq64 = _mm_and_si128(eq32, _mm_shuffle_epi32(eq32, _MM_SHUFFLE(2, 3, 0, 1)));
+    return static_cast<unsigned>(_mm_movemask_pd(_mm_castsi128_pd(eq64)));
+  }
+#endif
+
+  static uint64_t differing(const uint64_t *a, const uint64_t *b, unsigned n) {
+    uint64_t bits = 0;
+    unsigned i = 0;
+#if defined(__SSE2__)
+    // One bit-gathering shift per eight slots instead of one per slot.
+    for (; i + 8 <= n; i += 8) {
+      const unsigned equal = pairEqual(a + i, b + i) | pairEqual(a + i + 2, b + i + 2) << 2 |
+                             pairEqual(a + i + 4, b + i + 4) << 4 |
+                             pairEqual(a + i + 6, b + i + 6) << 6;
+      bits |= uint64_t{~equal & 0xffu} << i;
+    }
+    for (; i + 2 <= n; i += 2)
+      bits |= uint64_t{~pairEqual(a + i, b + i) & 3u} << i;
+#endif
+    return i < n ? bits | differingScalar(a + i, b + i, n - i) << i : bits;
+  }
+
+  static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
+    return std::memcmp(a, b, n * sizeof(uint64_t)) == 0;
+  }
+};
+
+#if defined(__x86_64__)
+// Groups of eight slots (sixteen for equality), the last group ending at n: it overlaps the one
+// before it when n is not a multiple, which changes no result and reads nothing past n. The groups
+// before it are unrolled behind one jump on their count (the layout's, so always predicted): a
+// loop over them had cost as many instructions again as the compares.
+struct Avx2Ops {
+  [[gnu::target("avx2")]] static __m256i load(const uint64_t *p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  }
+  // Bits 0-3: whether a[k] == b[k].
+  [[gnu::target("avx2")]] static unsigned equal4(const uint64_t *a, const uint64_t *b) {
+    const __m256i eq = _mm256_cmpeq_epi64(load(a), load(b));
+    return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(eq)));
+  }
+  // Bits 0-7: whether a[k] != b[k]. (Gathering the differences rather than the equalities
+  // leaves no bits past n to clear.)
+  [[gnu::target("avx2")]] static uint64_t differing8(const uint64_t *a, const uint64_t *b) {
+    return (equal4(a, b) | equal4(a + 4, b + 4) << 4) ^ 0xffu;
+  }
+  // Nonzero where a[k] != b[k].
+  [[gnu::target("avx2")]] static __m256i xor4(const uint64_t *a, const uint64_t *b) {
+    return _mm256_xor_si256(load(a), load(b));
+  }
+  [[gnu::target("avx2")]] static __m256i xor16(const uint64_t *a, const uint64_t *b) {
+    return _mm256_or_si256(_mm256_or_si256(xor4(a, b), xor4(a + 4, b + 4)),
+                           _mm256_or_si256(xor4(a + 8, b + 8), xor4(a + 12, b + 12)));
+  }
+
+  [[gnu::target("avx2")]] static uint64_t differing(const uint64_t *a, const uint64_t *b,
+                                                    unsigned n) {
+    if (n < 8) {
+      if (n < 4)
+        return differingScalar(a, b, n);
+      return ~(equal4(a, b) | equal4(a + n - 4, b + n - 4) << (n - 4)) & ((1u << n) - 1);
+    }
+    uint64_t bits = differing8(a + n - 8, b + n - 8) << (n - 8);
+    switch ((n - 1) / 8) { // n <= 64
+    case 7:
+      bits |= differing8(a + 48, b + 48) << 48;
+      [[fallthrough]];
+    case 6:
+      bits |= differing8(a + 40, b + 40) << 40;
+      [[fallthrough]];
+    case 5:
+      bits |= differing8(a + 32, b + 32) << 32;
+      [[fallthrough]];
+    case 4:
+      bits |= differing8(a + 24, b + 24) << 24;
+      [[fallthrough]];
+    case 3:
+      bits |= differing8(a + 16, b + 16) << 16;
+      [[fallthrough]];
+    case 2:
+      bits |= differing8(a + 8, b + 8) << 8;
+      [[fallthrough]];
+    case 1:
+      bits |= differing8(a, b);
+    }
+    return bits;
+  }
+
+  [[gnu::target("avx2")]] static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
+    if (n < 16) {
+      if (n < 4)
+        return differingScalar(a, b, n) == 0;
+      __m256i diff = xor4(a + n - 4, b + n - 4);
+      for (unsigned i = 0; i + 4 < n; i += 4)
+        diff = _mm256_or_si256(diff, xor4(a + i, b + i));
+      return _mm256_testz_si256(diff, diff);
+    }
+    __m256i diff = xor16(a + n - 16, b + n - 16);
+    switch ((n - 1) / 16) { // n <= kMaxSlots = 128
+    case 7:
+      diff = _mm256_or_si256(diff, xor16(a + 96, b + 96));
+      [[fallthrough]];
+    case 6:
+      diff = _mm256_or_si256(diff, xor16(a + 80, b + 80));
+      [[fallthrough]];
+    case 5:
+      diff = _mm256_or_si256(diff, xor16(a + 64, b + 64));
+      [[fallthrough]];
+    case 4:
+      diff = _mm256_or_si256(diff, xor16(a + 48, b + 48));
+      [[fallthrough]];
+    case 3:
+      diff = _mm256_or_si256(diff, xor16(a + 32, b + 32));
+      [[fallthrough]];
+    case 2:
+      diff = _mm256_or_si256(diff, xor16(a + 16, b + 16));
+      [[fallthrough]];
+    case 1:
+      diff = _mm256_or_si256(diff, xor16(a, b));
+    }
+    return _mm256_testz_si256(diff, diff);
+  }
+};
+#endif
+
+} // namespace
+
+[[gnu::flatten]] SlotMask changedSlotsPortable(const uint64_t *regs, const uint64_t *ext,
+                                               const uint64_t *previous, unsigned mainCount,
+                                               unsigned extCount) {
+  return changedSlotsWith<PortableOps>(regs, ext, previous, mainCount, extCount);
+}
+
+#if defined(__x86_64__)
+[[gnu::target("avx2"), gnu::flatten]] SlotMask
+changedSlotsAvx2(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
+                 unsigned mainCount, unsigned extCount) {
+  return changedSlotsWith<Avx2Ops>(regs, ext, previous, mainCount, extCount);
+}
+#endif
+
+ChangedSlotsFn changedSlotsForThisCpu() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2"))
+    return changedSlotsAvx2;
+#endif
+  return changedSlotsPortable;
+}
+
+} // namespace strobe

@@ -1,0 +1,79 @@
+#include "codec/SlotCompare.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+using namespace strobe;
+
+namespace {
+
+SlotMask expectedChanges(const std::vector<uint64_t> &regs, const std::vector<uint64_t> &ext,
+                         const std::vector<uint64_t> &previous) {
+  SlotMask mask;
+  for (unsigned s = 0; s < regs.size(); ++s)
+    if (regs[s] != previous[s])
+      mask.set(s);
+  for (unsigned e = 0; e < ext.size(); ++e)
+    if (ext[e] != previous[regs.size() + e])
+      mask.set(static_cast<unsigned>(regs.size()) + e);
+  return mask;
+}
+
+// Every version this CPU runs, against slot-by-slot comparison: every layout the format allows,
+// slots that differ rarely, often, in one half of a 64-bit value only, or one at a time.
+void checkAgainstScalar(ChangedSlotsFn changedSlots) {
+  std::mt19937_64 random(42);
+  for (unsigned mainCount = 1; mainCount < 64; ++mainCount) {
+    for (unsigned extCount = 0; mainCount + extCount <= kMaxSlots; ++extCount) {
+      // Exact sizes, so a read past either array is a sanitizer error.
+      std::vector<uint64_t> previous(mainCount + extCount), regs(mainCount), ext(extCount);
+      for (uint64_t &v : previous)
+        v = random();
+      for (const unsigned percent : {0u, 3u, 50u}) {
+        for (unsigned s = 0; s < mainCount + extCount; ++s) {
+          uint64_t v = previous[s];
+          if (random() % 100 < percent)
+            v ^= random() % 2 ? uint64_t{1} << (random() % 64) : random() | 1;
+          (s < mainCount ? regs[s] : ext[s - mainCount]) = v;
+        }
+        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount),
+                  expectedChanges(regs, ext, previous))
+            << mainCount << " main, " << extCount << " ext, " << percent << "% changed";
+      }
+      if (extCount % 7 != 0 && mainCount % 7 != 0)
+        continue;
+      for (unsigned s = 0; s < mainCount + extCount; ++s) {
+        std::copy(previous.begin(), previous.begin() + mainCount, regs.begin());
+        std::copy(previous.begin() + mainCount, previous.end(), ext.begin());
+        (s < mainCount ? regs[s] : ext[s - mainCount]) ^= uint64_t{1} << 63;
+        SlotMask one;
+        one.set(s);
+        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount), one)
+            << mainCount << " main, " << extCount << " ext, slot " << s;
+      }
+    }
+  }
+}
+
+} // namespace
+
+TEST(SlotCompare, PortableMatchesScalar) { checkAgainstScalar(changedSlotsPortable); }
+
+#if defined(__x86_64__)
+TEST(SlotCompare, Avx2MatchesScalar) {
+  if (!__builtin_cpu_supports("avx2"))
+    GTEST_SKIP() << "this CPU has no AVX2";
+  checkAgainstScalar(changedSlotsAvx2);
+}
+#endif
+
+TEST(SlotCompare, ChoosesAVersionThisCpuRuns) {
+  const ChangedSlotsFn chosen = changedSlotsForThisCpu();
+#if defined(__x86_64__)
+  EXPECT_EQ(chosen, __builtin_cpu_supports("avx2") ? changedSlotsAvx2 : changedSlotsPortable);
+#else
+  EXPECT_EQ(chosen, changedSlotsPortable);
+#endif
+}
