@@ -125,17 +125,16 @@ void CoderState::beginBlock() {
 
 // Inline (flatten had left it a call): every record remembers.
 [[gnu::always_inline]] inline void CoderState::remember(History &h, bool inPlace, uint64_t pcBefore,
-                                                        uint64_t nextPc, const Changes &changes,
+                                                        uint64_t nextPc,
                                                         std::span<const uint8_t> instruction,
                                                         bool instructionKnown) {
   h.nextPc = nextPc;
   if (!inPlace) {
     h.pc = pcBefore;
     h.generation = generation_;
-    h.changed = changes.slots;
-    h.deltaCount = changes.deltaCount;
-    for (unsigned k = 0; k < changes.deltaCount; ++k) // two or three: cheaper than a memmove call
-      h.deltas[k] = changes.deltas[k];
+    h.changed = changes_.slots;
+    h.deltaCount = changes_.deltaCount;
+    h.deltas = changes_.deltas;
   }
   if (instructionKnown)
     return;
@@ -293,7 +292,8 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   };
   uint8_t regCode;
   bool allDeviate = false;
-  Changes changes;
+  Changes &changes = changes_;
+  changes.clear();
   if (changed == expected) {
     // One pass: deviating values are written as they are met, and the bitmap of which ones
     // deviate is moved in before them afterwards in the rare case that some do not. (With
@@ -348,7 +348,7 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
 
   if (withMemory)
     out = encodeMemory(record, memorySlots, out);
-  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, instruction,
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
@@ -526,7 +526,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   if (head & kMemoryFollows)
     std::copy_n(state_.begin(), slots_, before_.begin());
 
-  Changes changes;
+  Changes &changes = changes_;
+  changes.clear();
   bool valuesOk = true;
   // A deviating or explicit slot's stored value, into `value` (its prediction on entry).
   auto getValue = [&](unsigned slot, uint64_t &value) {
@@ -604,7 +605,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     if (problem)
       return problem;
   }
-  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, changes, record_.instruction,
+  remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, record_.instruction,
            predict.known && !(head & kInstructionFollows));
   input = in;
   return std::nullopt;

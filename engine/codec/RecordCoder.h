@@ -36,13 +36,18 @@ struct History {
 };
 
 // The changes a delta record makes, as both sides learn them when the entry is rewritten.
+// Each coder reuses one for every record: zeroing the deltas per record (a rep stos) took about
+// 15 % of a record's time, and beyond deltaCount they keep an earlier record's values, so that
+// remember() copies all of them, a fixed size (a count of them compiled to a rep movs).
 struct Changes {
   SlotMask slots;
   uint8_t deltaCount = 0;
-  // Only the first deltaCount are set: zeroing all of them per record (a rep stos) took about
-  // 15 % of a record's time.
-  std::array<uint64_t, kPredictedDeltas> deltas;
+  std::array<uint64_t, kPredictedDeltas> deltas{}; // of the first deltaCount members of `slots`
 
+  void clear() {
+    slots = {};
+    deltaCount = 0;
+  }
   // The delta of the next member of `slots`, ascending.
   void addDelta(uint64_t delta) {
     if (deltaCount < kPredictedDeltas)
@@ -73,13 +78,12 @@ protected:
   static bool learnsInPlace(bool known, uint8_t regCode) {
     return known && (regCode == kRegsPredicted || regCode == kRegsDeviate);
   }
-  // Remembers what the record made at `pcBefore` did: in place (see learnsInPlace; `changes`
-  // unused), or by rewriting the entry from `changes`. `instructionKnown`: the entry already holds
+  // Remembers what the record made at `pcBefore` did: in place (see learnsInPlace; changes_
+  // unused), or by rewriting the entry from changes_. `instructionKnown`: the entry already holds
   // these instruction bytes for this pc (most records), so copying them again would only cost
   // time.
   void remember(History &entry, bool inPlace, uint64_t pcBefore, uint64_t nextPc,
-                const Changes &changes, std::span<const uint8_t> instruction,
-                bool instructionKnown);
+                std::span<const uint8_t> instruction, bool instructionKnown);
   // The model's slots for an instruction, from the registers before it (before_), or none when
   // it cannot predict them.
   std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
@@ -98,6 +102,7 @@ protected:
   uint64_t lastEscape_ = 0;
   std::vector<History> history_;
   uint32_t generation_ = 1;
+  Changes changes_; // the current record's, for remember()
 };
 
 class RecordEncoder : public CoderState {
