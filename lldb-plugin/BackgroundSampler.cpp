@@ -20,8 +20,10 @@ bool BackgroundSampler::endingOnThisThread() {
   return samplerOfThisThread && samplerOfThisThread->exitRequested_;
 }
 
-BackgroundSampler::BackgroundSampler(LldbTarget &target, lldb::SBProcess process, int signo)
-    : target_(target), process_(process), signo_(signo), wasAsync_(target.debugger().GetAsync()) {
+BackgroundSampler::BackgroundSampler(LldbTarget &target, lldb::SBProcess process, int hostPid,
+                                     int signo)
+    : target_(target), process_(process), hostPid_(hostPid), signo_(signo),
+      wasAsync_(target.debugger().GetAsync()) {
   // Before the thread's first continue reads the flag.
   if (wasAsync_)
     target_.debugger().SetAsync(false);
@@ -36,7 +38,7 @@ void BackgroundSampler::stop() {
   if (!finished_) {
     // The process may be running with no sample signal on its way: this one brings it to a
     // stop the thread can end on. LldbTarget::settle() absorbs whichever signal is left over.
-    ::kill(static_cast<pid_t>(process_.GetProcessID()), signo_);
+    ::kill(hostPid_, signo_);
     exitRequested_ = true;
   }
   thread_.join();

@@ -31,7 +31,8 @@ class LldbTarget;
 
 class BackgroundSampler {
 public:
-  BackgroundSampler(LldbTarget &target, lldb::SBProcess process, int signo);
+  // Signals go to `hostPid` (an emulator's under qemu-user), numbered as the host numbers them.
+  BackgroundSampler(LldbTarget &target, lldb::SBProcess process, int hostPid, int signo);
   // Ends the thread: see stop().
   ~BackgroundSampler();
   BackgroundSampler(const BackgroundSampler &) = delete;
@@ -54,6 +55,7 @@ private:
 
   LldbTarget &target_;
   lldb::SBProcess process_;
+  int hostPid_;
   int signo_;
   bool wasAsync_;
   std::atomic<bool> exitRequested_{false};

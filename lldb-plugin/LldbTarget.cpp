@@ -4,6 +4,7 @@
 #include "Locations.h"
 #include "command/Session.h"
 #include "target/Demangle.h"
+#include "target/GdbSignals.h"
 
 #include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBlock.h>
@@ -167,8 +168,9 @@ private:
 // the program.
 class LldbArming : public Arming {
 public:
-  LldbArming(LldbTarget &target, Session &session, lldb::SBProcess process, int signo)
+  LldbArming(LldbTarget &target, Session &session, lldb::SBProcess process, int hostSigno)
       : target_(target) {
+    const int signo = target_.stubSignal(hostSigno);
     lldb::SBUnixSignals signals = process.GetUnixSignals();
     int pid = static_cast<int>(process.GetProcessID());
     // A previous capture may still keep the signal silent for a signal it left pending: what the
@@ -180,6 +182,8 @@ public:
                 pid,
                 target_.pid(),
                 signo,
+                hostSigno,
+                target_.isEmulated(),
                 signals.GetShouldStop(signo),
                 signals.GetShouldNotify(signo),
                 signals.GetShouldSuppress(signo)};
@@ -189,6 +193,7 @@ public:
     signals.SetShouldSuppress(signo, true);
     target_.armedSession_ = &session;
     target_.armedSignal_ = signo;
+    target_.armedHostSignal_ = hostSigno;
     target_.interceptContinue(true);
   }
 
@@ -291,6 +296,12 @@ bool LldbTarget::isHostProcess() { return hostProcess().has_value(); }
 bool LldbTarget::isEmulated() {
   const std::optional<HostProcess> &host = hostProcess();
   return host && host->emulated;
+}
+
+int LldbTarget::stubSignal(int hostSigno) {
+  if (!isEmulated())
+    return hostSigno;
+  return gdbSignalFromHost(hostSigno).value_or(hostSigno);
 }
 
 std::vector<uint64_t> LldbTarget::threads() {
@@ -491,13 +502,6 @@ std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {
     background_.reset();
   settle();
   learnSetup();
-  // qemu's gdbstub reports signals in GDB's numbering, which LLDB then keeps for the process
-  // (SIGPWR is 32 there, 30 on the host): the sample stops would not be recognised and the signal
-  // would reach the program once sampling ends.
-  if (signo != 0 && isEmulated())
-    throw std::runtime_error(
-        "sampling a program under qemu-user is not supported in LLDB (it numbers the stub's "
-        "signals differently); use gdb-multiarch and 'target remote', or 'strobe step' here");
   return std::make_unique<LldbArming>(*this, session, selectedProcess(), signo);
 }
 
@@ -608,7 +612,7 @@ StopEvent LldbTarget::describeStop(lldb::SBProcess &process) {
   if (sampled) {
     event.kind = StopEvent::Kind::Signal;
     event.tid = sampleThread;
-    event.signo = armedSignal_;
+    event.signo = armedHostSignal_;
   }
   return event;
 }
@@ -620,8 +624,11 @@ StopEvent LldbTarget::threadEvent(lldb::SBThread &thread) {
                : reason == lldb::eStopReasonBreakpoint ? StopEvent::Kind::Breakpoint
                                                        : StopEvent::Kind::Other;
   event.tid = thread.GetThreadID();
-  if (reason == lldb::eStopReasonSignal)
+  if (reason == lldb::eStopReasonSignal) {
     event.signo = static_cast<int>(thread.GetStopReasonDataAtIndex(0));
+    if (isEmulated())
+      event.signo = hostSignalFromGdb(event.signo).value_or(event.signo);
+  }
   char description[256] = {};
   thread.GetStopDescription(description, sizeof description);
   event.description = description;
@@ -737,7 +744,7 @@ void LldbTarget::resumeInBackground() {
     sampleInForeground(process);
     return;
   }
-  background_ = std::make_unique<BackgroundSampler>(*this, process, armedSignal_);
+  background_ = std::make_unique<BackgroundSampler>(*this, process, setup_.pid, armedHostSignal_);
 }
 
 void LldbTarget::settle() {
@@ -762,11 +769,12 @@ void LldbTarget::settle() {
   // timer gone, the kernel and the threads' stop reasons say exactly whether a sample signal is
   // still to come: queued, or held by a stopped thread that LLDB would pass it to on resume.
   auto leftOver = [&] {
-    return signalPending(handling.hostPid, handling.signo) || holdsSignal(process, handling.signo);
+    return signalPending(handling.hostPid, handling.hostSigno) ||
+           holdsSignal(process, handling.signo);
   };
   StopEvent now = describeStop(process);
   bool resume = std::exchange(resumeOwed_, false);
-  if (now.kind != StopEvent::Kind::Signal || now.signo != handling.signo) {
+  if (now.kind != StopEvent::Kind::Signal || now.signo != handling.hostSigno) {
     // A stop the user has seen stays as it is. A sample signal still to come stays discarded
     // until a later settle() finds it gone (the user's next `continue` drops it).
     finishRelease(leftOver());
@@ -775,11 +783,12 @@ void LldbTarget::settle() {
   // A stop of strobe's own, which the user has not seen: first get any queued sample signal out
   // of the way where strobe still owns the stops (still armed; synchronous, so hidden).
   SynchronousExecution synchronous(debugger_);
-  for (int attempt = 0; attempt < 4 && signalPending(handling.hostPid, handling.signo); ++attempt) {
+  for (int attempt = 0; attempt < 4 && signalPending(handling.hostPid, handling.hostSigno);
+       ++attempt) {
     if (!continueProcess(process).Success())
       break;
     if (StopEvent next = describeStop(process);
-        next.kind != StopEvent::Kind::Signal || next.signo != handling.signo) {
+        next.kind != StopEvent::Kind::Signal || next.signo != handling.hostSigno) {
       finishRelease(leftOver());
       print(stopStatus()); // something of the user's came first
       return;
@@ -789,7 +798,7 @@ void LldbTarget::settle() {
     // `strobe stop` while running: the process runs on. Its current stop holds a sample signal,
     // which this resume drops (the signal is still suppressed); then the user's handling is back.
     resumeAsUser(process);
-    finishRelease(signalPending(handling.hostPid, handling.signo));
+    finishRelease(signalPending(handling.hostPid, handling.hostSigno));
     return;
   }
   // The capture ended at a sample stop and the process stays stopped (a duration or a sample
@@ -797,8 +806,11 @@ void LldbTarget::settle() {
   // `continue` would pass to the program. SIGSTOP is delivered before any real-time signal and
   // LLDB neither passes nor hides it by default: the process ends up stopped by the signal
   // `process interrupt` uses, no instruction further on, holding nothing that can harm it.
+  // (Not under qemu-user: a SIGSTOP would stop the emulator, which then reports nothing. The
+  // thread keeps the sample signal, and the signal stays silent until a later settle() finds it
+  // gone.)
   lldb::SBUnixSignals signals = process.GetUnixSignals();
-  if (signals.GetShouldStop(SIGSTOP) && signals.GetShouldSuppress(SIGSTOP) &&
+  if (!handling.emulated && signals.GetShouldStop(SIGSTOP) && signals.GetShouldSuppress(SIGSTOP) &&
       ::kill(handling.hostPid, SIGSTOP) == 0 && continueProcess(process).Success()) {
     StopEvent last = describeStop(process);
     if (last.kind != StopEvent::Kind::Signal || last.signo != SIGSTOP)

@@ -88,8 +88,8 @@ public:
   static lldb::SBError continueProcess(lldb::SBProcess &process);
   // Why `process` stopped, preferring a reason strobe did not cause.
   StopEvent describeStop(lldb::SBProcess &process);
-  // The stop of one thread as its own reason describes it.
-  static StopEvent threadEvent(lldb::SBThread &thread);
+  // The stop of one thread as its own reason describes it (a signal in the host's numbering).
+  StopEvent threadEvent(lldb::SBThread &thread);
   // LLDB's own words for the current stop, as `process continue` would have shown them.
   std::string stopStatus();
   lldb::SBDebugger &debugger() { return debugger_; }
@@ -106,15 +106,21 @@ public:
 private:
   friend class LldbArming;
 
+  // A host signal's number as LLDB knows it for the selected process: under qemu-user, the
+  // gdbstub's (GDB's numbering, which LLDB keeps: SIGPWR is 32 there, 30 on the host).
+  int stubSignal(int hostSigno);
+
   // Ctrl-C during the current command, or an interrupt requested through the SB API.
   bool interruptRequested();
 
   // The sample signal's handling before strobe changed it.
   struct SignalHandling {
     lldb::SBUnixSignals signals;
-    int pid = 0;     // LLDB's
-    int hostPid = 0; // the process signals go to (an emulator's under qemu-user)
-    int signo = 0;
+    int pid = 0;       // LLDB's
+    int hostPid = 0;   // the process signals go to (an emulator's under qemu-user)
+    int signo = 0;     // as LLDB numbers it (see stubSignal())
+    int hostSigno = 0; // as the host numbers it
+    bool emulated = false;
     bool stop = false, notify = false, suppress = false;
   };
 
@@ -157,7 +163,8 @@ private:
   lldb::SBDebugger debugger_;
   std::recursive_mutex sessionMutex_;
   Session *armedSession_ = nullptr;
-  int armedSignal_ = 0;
+  int armedSignal_ = 0;     // as LLDB numbers it
+  int armedHostSignal_ = 0; // as the host, and the engine, number it
   CaptureSetup setup_;
   HostProcessLookup hosts_;
   std::vector<bool> filled_; // reused by readThread()
