@@ -19,6 +19,12 @@ def require_tools(*tools):
         raise unittest.SkipTest("demo-aarch64 not built: aarch64-linux-gnu-gcc was not found")
 
 
+def assert_program_is_the_module(test, out):
+    """The stub cannot list the memory map, yet every sample is placed in the program."""
+    test.assertRegex(out, r"\n\s*\d+\s+100\.0%[^\n]*\sdemo-aarch64\n", out)
+    test.assertNotIn("[unknown]", out)
+
+
 def emulator(port, seconds):
     return harness.Background(["qemu-aarch64", "-g", str(port), PROGRAM, str(seconds)])
 
@@ -34,12 +40,14 @@ class GdbTest(unittest.TestCase):
             rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break main", "continue",
                                    "delete",
                                    "strobe record --duration 2 --frequency 200 --overhead 100",
-                                   "strobe profile --by function", "info breakpoints",
+                                   "strobe profile --by function", "strobe profile --by module",
+                                   "info breakpoints",
                                    "continue"], PROGRAM, binary="gdb-multiarch")
         self.assertEqual(rc, 0, out)
         self.assertIn("the duration was reached", out)
         self.assertGreaterEqual(harness.ended(out)[1], 50, out)
         harness.assert_demo_shares(self, out, 8)
+        assert_program_is_the_module(self, out)
         self.assertIn("No breakpoints or watchpoints.", out)  # strobe's catchpoint is gone
         # A sample signal left to the program would kill it ("Power fail/restart").
         self.assertIn("exited normally", out)
@@ -57,10 +65,11 @@ class LldbTest(unittest.TestCase):
                 [f"target create {PROGRAM}", f"gdb-remote 127.0.0.1:{port}", "b main", "c",
                  "breakpoint delete -f",
                  "strobe record --duration 2 --frequency 200 --overhead 100",
-                 "strobe profile --by function", "c"])
+                 "strobe profile --by function", "strobe profile --by module", "c"])
         self.assertIn("the duration was reached", out)
         self.assertGreaterEqual(harness.ended(out)[1], 20, out)
         harness.assert_demo_shares(self, out, 8)
+        assert_program_is_the_module(self, out)
         # A sample signal left to the program would kill it ("Power fail/restart").
         self.assertIn("exited with status = 0", out)
 
