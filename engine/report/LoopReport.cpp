@@ -5,6 +5,7 @@
 #include "report/Table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace strobe {
@@ -143,6 +144,10 @@ std::optional<double> cpuShare(const Capture &capture) {
                            static_cast<double>(capture.durationNs));
 }
 
+// Beyond this slowdown a capture that trapped at the marker says what that cost: the issue's
+// target for a loop capture.
+constexpr double kMarkerNoteSlowdown = 0.05;
+
 std::string costText(const Capture &capture) {
   size_t markerStops = capture.loop ? capture.loop->markerHits.size() : 0;
   std::string rate;
@@ -150,11 +155,19 @@ std::string costText(const Capture &capture) {
     rate = fmt::format(" ({:.0f} Hz)", 1e9 / capture.header.periodNs);
   std::string out = fmt::format("stops: {} to sample{}, {} at the marker, in {}", capture.stops,
                                 rate, markerStops, formatDuration(capture.durationNs));
-  if (std::optional<double> share = cpuShare(capture))
+  std::optional<double> share = cpuShare(capture);
+  if (share)
     out += fmt::format("; the loop's thread ran {} of that time: a CPU-bound loop ran {} slower "
                        "than without strobe",
                        percent(*share), percent(1 - *share));
-  return out + "\n";
+  out += "\n";
+  // Compared as printed, to a tenth of a percent.
+  if (markerStops > 0 && share && std::round((1 - *share) * 1000) > kMarkerNoteSlowdown * 1000)
+    out += fmt::format("note: the {} traps at the marker are not held to --overhead, which paces "
+                       "the sample stops only; --split expr:VARIABLE or count:T take no trap per "
+                       "iteration\n",
+                       markerStops);
+  return out;
 }
 
 std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {

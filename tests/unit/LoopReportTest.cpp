@@ -63,6 +63,19 @@ TEST(LoopReport, FilledInstructionsAndTheCostAreShown) {
                       "thread ran 95.0% of that time: a CPU-bound loop ran 5.0% slower"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("traps at the marker are not held"), std::string::npos) << text;
+}
+
+TEST(LoopReport, AMarkerThatCostMoreThanTheTargetSaysSo) {
+  Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(40, kSpecCallees), 130, 27);
+  capture.durationNs = 2'000'000'000;
+  capture.loop->threadCpuNs = 1'500'000'000;
+  std::string text =
+      renderLoop(capture, rebuildLoop(capture, {LoopMode::Time, true}, nullptr), false);
+  EXPECT_NE(text.find("a CPU-bound loop ran 25.0% slower"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: the 40 traps at the marker are not held to --overhead"),
+            std::string::npos)
+      << text;
 }
 
 TEST(LoopReport, TimeModeShowsWeights) {
