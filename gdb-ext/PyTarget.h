@@ -4,7 +4,7 @@
 // steps and symbol lookup, each falling back to Python whenever the direct way cannot answer.
 //
 // The protocol the Python object implements, one method per port call:
-//   has_process() -> bool            isa() -> architecture name    pid() -> int
+//   has_process() -> bool            isa() -> architecture name
 //   identity() -> (pid, tid, program) as GDB names them (tid: the selected thread's, 0 without
 //                 one; program: the executable's path, "" without one); PyTarget finds the host
 //                 process behind them (HostProcess.h)

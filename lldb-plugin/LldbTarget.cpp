@@ -170,7 +170,10 @@ class LldbArming : public Arming {
 public:
   LldbArming(LldbTarget &target, Session &session, lldb::SBProcess process, int hostSigno)
       : target_(target) {
-    const int signo = target_.stubSignal(hostSigno);
+    // qemu-user's gdbstub numbers signals as GDB does, and LLDB keeps its numbers (SIGPWR is 32
+    // there, 30 on the host).
+    const bool emulated = target_.isEmulated();
+    const int signo = emulated ? gdbSignalFromHost(hostSigno).value_or(hostSigno) : hostSigno;
     lldb::SBUnixSignals signals = process.GetUnixSignals();
     int pid = static_cast<int>(process.GetProcessID());
     // A previous capture may still keep the signal silent for a signal it left pending: what the
@@ -183,7 +186,7 @@ public:
                 target_.pid(),
                 signo,
                 hostSigno,
-                target_.isEmulated(),
+                emulated,
                 signals.GetShouldStop(signo),
                 signals.GetShouldNotify(signo),
                 signals.GetShouldSuppress(signo)};
@@ -296,12 +299,6 @@ bool LldbTarget::isHostProcess() { return hostProcess().has_value(); }
 bool LldbTarget::isEmulated() {
   const std::optional<HostProcess> &host = hostProcess();
   return host && host->emulated;
-}
-
-int LldbTarget::stubSignal(int hostSigno) {
-  if (!isEmulated())
-    return hostSigno;
-  return gdbSignalFromHost(hostSigno).value_or(hostSigno);
 }
 
 std::vector<uint64_t> LldbTarget::threads() {

@@ -106,10 +106,6 @@ public:
 private:
   friend class LldbArming;
 
-  // A host signal's number as LLDB knows it for the selected process: under qemu-user, the
-  // gdbstub's (GDB's numbering, which LLDB keeps: SIGPWR is 32 there, 30 on the host).
-  int stubSignal(int hostSigno);
-
   // Ctrl-C during the current command, or an interrupt requested through the SB API.
   bool interruptRequested();
 
@@ -118,7 +114,7 @@ private:
     lldb::SBUnixSignals signals;
     int pid = 0;       // LLDB's
     int hostPid = 0;   // the process signals go to (an emulator's under qemu-user)
-    int signo = 0;     // as LLDB numbers it (see stubSignal())
+    int signo = 0;     // as LLDB numbers it (under qemu-user, as GDB does)
     int hostSigno = 0; // as the host numbers it
     bool emulated = false;
     bool stop = false, notify = false, suppress = false;
