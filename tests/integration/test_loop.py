@@ -214,11 +214,12 @@ class LoopScenarios(harness.MarkedScenarios):
     def test_helper_short_iterations(self):
         out, s = self.session(
             ["b main", "run",
-             # 2 s: at the loop's 4 % budget a loaded machine's slow stops leave ~50 samples a
-             # second, too few to order the ~20 instructions of an iteration (CI: 0.73 at 1 s).
-             ("body", "strobe loop --at body --duration 2 --verify --json"),
+             # --overhead 20: at the loop's default budget a slow VM's stops (0.8-1.6 ms in LLDB)
+             # leave 15-50 samples a second, too few to order the ~20 instructions of an
+             # iteration or to tell a rare off-path sample from a changing path.
+             ("body", "strobe loop --at body --duration 2 --overhead 20 --verify --json"),
              ("line", f"strobe loop --at {source_line('helper.c', 'body(i);')} --duration 2 "
-                      "--verify --json"),
+                      "--overhead 20 --verify --json"),
              ("unreached", f"strobe loop --at {source_line('helper.c', 'sink += j;')} "
                            "--duration 0.5")],
             "loop_helper", ["120", "0"])
@@ -255,8 +256,10 @@ class LoopScenarios(harness.MarkedScenarios):
     # trace.
     def test_varying_path_is_low_confidence(self):
         out, s = self.session(
-            ["b main", "run", ("step", "strobe loop --at step --duration 1 --json"),
-             ("text", "strobe loop --at step --duration 1")],
+            # --overhead 20: at the default budget a slow VM's LLDB took 16 samples in 1 s, none
+            # of them in the branch the trace left out.
+            ["b main", "run", ("step", "strobe loop --at step --duration 1 --overhead 20 --json"),
+             ("text", "strobe loop --at step --duration 1 --overhead 20")],
             "loop_varying", ["120"])
         summary = self.json_of(s["step"], out)["summary"]
         self.assertTrue(summary["lowConfidence"], out)
