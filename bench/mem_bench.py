@@ -60,26 +60,33 @@ def int3_costs(tmp):
 
 # --- strobe in a debugger --------------------------------------------------------------------
 STAMP = "@@t "
+# Per debugger: benchlib's name for it, its break command, a command that prints a time stamp, and
+# its kill command.
 DEBUGGERS = {
-    "GDB": ("gdb", "break", f'python print("{STAMP}" + repr(__import__("time").time()))'),
+    "GDB": ("gdb", "break", f'python print("{STAMP}" + repr(__import__("time").time()))', "kill"),
     "LLDB": ("lldb", "breakpoint set --name",
-             f'script print("{STAMP}" + repr(__import__("time").time()))'),
+             f'script print("{STAMP}" + repr(__import__("time").time()))', "process kill"),
 }
+
+
+def seconds_between_stamps(out, what):
+    """Seconds between the two time stamps a session printed; exits with its output without them."""
+    stamps = [float(t) for t in re.findall(rf"^{STAMP}([\d.]+)$", out, re.MULTILINE)]
+    if len(stamps) != 2:
+        sys.exit(f"{what}: no timestamps in:\n{out[-3000:]}")
+    return stamps[1] - stamps[0]
 
 
 def strobe_run(debugger, argv, start="tracking_starts", stop="ledger_print"):
     """Seconds from `continue` at `start` to the stop at `stop`, events, traps."""
-    which, brk, stamp = DEBUGGERS[debugger]
+    which, brk, stamp, kill = DEBUGGERS[debugger]
     out = session(build, which, [f"{brk} {start}", "run", "strobe mem start", f"{brk} {stop}",
-                                 stamp, "continue", stamp, "strobe mem status",
-                                 "kill" if debugger == "GDB" else "process kill"], argv)
-    stamps = [float(t) for t in re.findall(rf"^{STAMP}([\d.]+)$", out, re.MULTILINE)]
-    if len(stamps) != 2:
-        sys.exit(f"{debugger}: no timestamps in:\n{out[-3000:]}")
+                                 stamp, "continue", stamp, "strobe mem status", kill], argv)
+    seconds = seconds_between_stamps(out, debugger)
     statuses = re.findall(r"events: (\d+); traps: (\d+)", out)  # at `mem start`, at the stop
     if len(statuses) != 2:
         sys.exit(f"{debugger}: no status in:\n{out[-3000:]}")
-    return stamps[1] - stamps[0], int(statuses[1][0]), int(statuses[1][1])
+    return seconds, int(statuses[1][0]), int(statuses[1][1])
 
 
 # The debugger's own breakpoints that continue by themselves, on malloc's and free's entries, no
@@ -94,19 +101,15 @@ FLOOR_BREAKPOINTS = {
 
 def debugger_floor(debugger, pairs):
     """Seconds per hit of the debugger's own auto-continuing breakpoints (2 hits per pair)."""
-    which, brk, stamp = DEBUGGERS[debugger]
+    which, brk, stamp, kill = DEBUGGERS[debugger]
     out = session(build, which, [f"{brk} tracking_starts", "run", *FLOOR_BREAKPOINTS[debugger],
-                                 f"{brk} ledger_print", stamp, "continue", stamp,
-                                 "kill" if debugger == "GDB" else "process kill"],
+                                 f"{brk} ledger_print", stamp, "continue", stamp, kill],
                   [churn, str(pairs), str(args.depth)])
-    stamps = [float(t) for t in re.findall(rf"^{STAMP}([\d.]+)$", out, re.MULTILINE)]
-    if len(stamps) != 2:
-        sys.exit(f"{debugger} floor: no timestamps in:\n{out[-3000:]}")
-    return (stamps[1] - stamps[0]) / (2 * pairs)
+    return seconds_between_stamps(out, f"{debugger} floor") / (2 * pairs)
 
 
 def strobe_fig3(debugger):
-    which, brk, _ = DEBUGGERS[debugger]
+    which, brk, _, _ = DEBUGGERS[debugger]
     out = session(build, which, [f"{brk} tracking_starts", "run", "strobe mem start", "continue",
                                  "strobe mem table --json"], [memlibs, "fig3", "10"])
     doc = json.loads(must(r"^\{.*\}$", out, debugger).group(0))
