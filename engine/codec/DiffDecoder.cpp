@@ -62,8 +62,8 @@ std::optional<std::string> decodeRecords(RecordDecoder &decoder, Bytes payload, 
                                          uint64_t &decoded) {
   decoder.beginBlock();
   for (uint64_t i = 0; i < count; ++i) {
-    if (auto problem = decoder.decode(payload))
-      return "record " + std::to_string(i) + ": " + *problem;
+    if (const char *problem = decoder.decode(payload))
+      return "record " + std::to_string(i) + ": " + problem;
     decoder.markGap(i == 0 && afterGap);
     visit(decoder.record());
     ++decoded;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace strobe {
@@ -452,7 +454,7 @@ bool getBytes(std::span<const uint8_t> &in, size_t size, std::vector<uint8_t> &o
 
 } // namespace
 
-std::optional<std::string> RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
+const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
   if (!getVarint(in, state_[pc_]))
     return "truncated keyframe";
   for (unsigned slot = 0; slot < slots_; ++slot)
@@ -470,8 +472,7 @@ std::optional<std::string> RecordDecoder::decodeKeyframe(std::span<const uint8_t
 }
 
 // Flattened like encodeDelta.
-[[gnu::flatten]] std::optional<std::string>
-RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
+[[gnu::flatten]] const char *RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   // Read from a copy that stays in registers: a store into the state may alias `input`, and so
   // may one into a local whose address a call saw (hence the copies for such calls). A failed
   // record loses its block, so where `input` stops then does not matter.
@@ -600,7 +601,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   setSlot(pc_, pc);
 
   if (head & kMemoryFollows) {
-    std::optional<std::string> problem;
+    const char *problem = nullptr;
     outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest, pcBefore)); });
     if (problem)
       return problem;
@@ -608,11 +609,10 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, record_.instruction,
            predict.known && !(head & kInstructionFollows));
   input = in;
-  return std::nullopt;
+  return nullptr;
 }
 
-std::optional<std::string> RecordDecoder::decodeMemory(std::span<const uint8_t> &in,
-                                                       uint64_t pcBefore) {
+const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore) {
   uint64_t head = 0;
   if (!getVarint(in, head))
     return "truncated memory section";
@@ -644,11 +644,11 @@ std::optional<std::string> RecordDecoder::decodeMemory(std::span<const uint8_t> 
       return "bad escape count";
     return decodeEscapes(in, false, count);
   }
-  return std::nullopt;
+  return nullptr;
 }
 
-std::optional<std::string> RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
-                                                        uint64_t count) {
+const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
+                                         uint64_t count) {
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t delta = 0, size = 0;
     if (!getVarint(in, delta) || !getVarint(in, size) || in.empty())
@@ -668,7 +668,7 @@ std::optional<std::string> RecordDecoder::decodeEscapes(std::span<const uint8_t>
         (a.write && !decodeValue(in, a.size, keyframe, a.writtenValue)))
       return "bad memory value";
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,

@@ -16,9 +16,6 @@
 #include "codec/SlotCompare.h"
 #include "codec/TraceRecord.h"
 
-#include <optional>
-#include <string>
-
 namespace strobe {
 
 // What the last record made at one pc did.
@@ -154,8 +151,9 @@ public:
   RecordDecoder(const StreamHeader &header, MemoryOperandModel *model);
 
   // Decodes the next record from the front of `in` and advances `in`. Returns why the bytes are
-  // not a valid record, if they are not; the block is then lost (the next one starts afresh).
-  std::optional<std::string> decode(std::span<const uint8_t> &in) {
+  // not a valid record (a static text, so nothing is built or destroyed per record), or null;
+  // after a problem the block is lost (the next one starts afresh).
+  const char *decode(std::span<const uint8_t> &in) {
     record_.gap = false;
     if (!record_.memory.empty())
       keepAccesses();
@@ -172,11 +170,10 @@ public:
   void markGap(bool gap) { record_.gap = gap; }
 
 private:
-  std::optional<std::string> decodeKeyframe(std::span<const uint8_t> &in);
-  std::optional<std::string> decodeDelta(std::span<const uint8_t> &in);
-  std::optional<std::string> decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore);
-  std::optional<std::string> decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
-                                           uint64_t count);
+  const char *decodeKeyframe(std::span<const uint8_t> &in);
+  const char *decodeDelta(std::span<const uint8_t> &in);
+  const char *decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore);
+  const char *decodeEscapes(std::span<const uint8_t> &in, bool keyframe, uint64_t count);
   bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
                    std::vector<uint8_t> &value) const;
   void setSlot(unsigned slot, uint64_t value) {
