@@ -122,6 +122,7 @@ void Session::Impl::arm(const SamplingPlan &plan) {
     next->output->writeHeader(c.header);
   }
   next->sampleLimit = plan.sampleLimit;
+  next->maxSlowdown = plan.maxSlowdown;
   next->blocking = plan.blocking;
   stopWatch.reset(); // the sampling arming reports every stop from now on
   next->signo = sampleSignal(t.isEmulated());
@@ -142,6 +143,20 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   live = std::move(next);
 }
 
+// Said while and after sampling when slow stops kept the rate below the one asked: the timer
+// stretches the period to hold the program's slowdown within --overhead. Without it a user who
+// asked for 1000 Hz and got 240 would not know why, nor what buys more samples. (Not before 20
+// stops: the time since the last one, up to a period, would weigh too much in the mean.)
+static std::string pacingNote(const LiveCapture &live, uint64_t askedPeriodNs, uint64_t now) {
+  const uint64_t reached = live.reachedPeriodNs(now);
+  const double asked = 1e9 / static_cast<double>(askedPeriodNs);
+  if (live.stopsTaken() < 20 || 1e9 / static_cast<double>(reached) >= 0.9 * asked)
+    return {};
+  return fmt::format("{:.0f} Hz of the {:.0f} Hz asked: the stops were slow, and --overhead {:g} "
+                     "% paced them (a higher --overhead buys more samples)",
+                     1e9 / static_cast<double>(reached), asked, 100 * live.maxSlowdown);
+}
+
 void Session::Impl::finish(const std::string &reason) {
   if (!live)
     return;
@@ -157,6 +172,7 @@ void Session::Impl::finish(const std::string &reason) {
   uint64_t now = monotonicNs();
   c.durationNs = now - ending->startNs;
   // The period the samples stand for turns sample counts into time.
+  const std::string pacing = pacingNote(*ending, c.header.periodNs, now);
   if (uint64_t reached = ending->reachedPeriodNs(now))
     c.header.periodNs = reached;
   c.endReason = reason;
@@ -172,7 +188,7 @@ void Session::Impl::finish(const std::string &reason) {
                            "(see 'strobe profile')",
                            reason, c.samples.size(), plural(c.threads.size(), "thread"),
                            formatDuration(c.durationNs)) +
-               outputNote;
+               outputNote + (pacing.empty() ? "" : "; " + pacing);
 }
 
 // A stop that ends the process, or that a debugger user calls a crash.
@@ -242,13 +258,12 @@ std::string Session::Impl::status() const {
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
   if (live) {
-    double asked = 1e9 / capture->header.periodNs;
-    uint64_t reached = live->reachedPeriodNs(monotonicNs());
-    if (reached && 1e9 / reached < 0.9 * asked)
-      counts += fmt::format(" ({:.0f} Hz: slow stops lower the rate to keep within --overhead)",
-                            1e9 / reached);
+    std::string pacing = pacingNote(*live, capture->header.periodNs, monotonicNs());
+    if (!pacing.empty())
+      counts += " (" + pacing + ")";
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
-                       asked, formatDuration(monotonicNs() - live->startNs), counts, cost);
+                       1e9 / capture->header.periodNs,
+                       formatDuration(monotonicNs() - live->startNs), counts, cost);
   }
   return fmt::format("strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin,
                      counts, formatDuration(capture->durationNs),

@@ -58,7 +58,8 @@ struct LiveCapture {
   uint64_t stopsBefore = 0;   // the capture's stops from an earlier arming
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
-  bool blocking = false; // 'strobe record' waits on it and reports how it ended
+  double maxSlowdown = 1.0; // --overhead, as a fraction
+  bool blocking = false;    // 'strobe record' waits on it and reports how it ended
   // Runs after each sample stop with the index of its first sample (`strobe loop` reads its
   // iteration expression there).
   std::function<void(size_t)> afterSamples;
@@ -68,9 +69,9 @@ struct LiveCapture {
   // The mean period of this arming's sample stops up to `now`, which slow stops make longer than
   // asked; 0 before the first stop.
   uint64_t reachedPeriodNs(uint64_t now) const {
-    uint64_t stops = capture.stops - stopsBefore;
-    return stops ? (now - armedNs) / stops : 0;
+    return stopsTaken() ? (now - armedNs) / stopsTaken() : 0;
   }
+  uint64_t stopsTaken() const { return capture.stops - stopsBefore; }
 
   // Symbolizes what the last second brought and streams its samples out, so that a debugger that
   // dies mid-capture leaves a trace file holding all but the last second.

@@ -6,11 +6,13 @@
 #include "target/Target.h"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <functional>
 #include <map>
 #include <semaphore.h>
+#include <thread>
 #include <unistd.h>
 
 namespace strobe::testing {
@@ -59,6 +61,7 @@ public:
   std::optional<size_t> userStopAfter;
   StopEvent userStop{StopEvent::Kind::Breakpoint, 1001, 0, 0, "breakpoint 1.1"};
   std::vector<Verdict> verdicts;
+  std::chrono::microseconds readDelay{0}; // each readThread() takes this long (a slow debugger)
   std::string printed;
   size_t resumedInBackground = 0;
 
@@ -69,6 +72,7 @@ public:
   bool isEmulated() override { return false; }
   std::vector<uint64_t> threads() override { return threadIds; }
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) override {
+    std::this_thread::sleep_for(readDelay);
     auto it = script.find(tid);
     if (it == script.end() || it->second.empty())
       return false;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 using namespace strobe;
 using strobe::testing::FakeTarget;
 
@@ -49,6 +51,28 @@ TEST_F(SessionTest, RecordStopsAfterTheDuration) {
   EXPECT_GE(target.verdicts.size(), 10u);
   EXPECT_LE(target.verdicts.size(), 70u);
   EXPECT_FALSE(target.armed);
+}
+
+TEST_F(SessionTest, RecordSaysWhenSlowStopsLoweredTheRate) {
+  // 2 threads x 1 ms: a stop of about 2 ms, which --overhead 10 paces to one per 20-30 ms at
+  // most, far below the 1000 Hz asked.
+  target.readDelay = std::chrono::milliseconds(1);
+  std::string out = run("record --samples 60 --frequency 1000 --overhead 10");
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(out, m,
+                        std::regex(R"(; (\d+) Hz of the 1000 Hz asked: the stops were slow, )"
+                                   R"(and --overhead 10 % paced them \(a higher --overhead )"
+                                   R"(buys more samples\))")))
+      << out;
+  EXPECT_LT(std::stoi(m[1]), 100) << out;
+  EXPECT_GT(std::stoi(m[1]), 0) << out;
+}
+
+TEST_F(SessionTest, RecordAtTheRateAskedSaysNothingOfPacing) {
+  std::string out = run("record --samples 40 --frequency 50");
+  EXPECT_NE(out.find("40 sample stops were taken"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Hz asked"), std::string::npos) << out;
 }
 
 TEST_F(SessionTest, UserBreakpointEndsTheCaptureAndReachesTheUser) {
