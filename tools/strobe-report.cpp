@@ -1,8 +1,10 @@
 // strobe-report: every report from a saved trace file, with no debugger.
 //   strobe-report FILE [SUBCOMMAND [OPTIONS...]]      (SUBCOMMAND defaults to 'profile')
+//   strobe-report help [SUBCOMMAND]
 #include "command/Session.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -19,9 +21,24 @@ int usage(FILE *to) {
              "Prints strobe's reports from a trace file written by 'strobe save'.\n"
              "SUBCOMMAND is one of profile (default), annotate, dump, mem table, mem leaks,\n"
              "mem status, loop, status, help;\n"
-             "'strobe-report FILE help profile' lists the options of one.\n",
+             "'strobe-report help profile' lists the options of one.\n",
              to);
   return to == stdout ? 0 : 2;
+}
+
+// The words from argv[from] on, as one command line for the session's parser.
+std::string commandLine(int argc, char **argv, int from) {
+  std::string command;
+  for (int i = from; i < argc; ++i)
+    command += (command.empty() ? "" : " ") + quote(argv[i]);
+  return command;
+}
+
+int run(strobe::Session &session, const std::string &command) {
+  std::string out;
+  bool ok = session.execute(command, out);
+  std::fputs(out.c_str(), ok ? stdout : stderr);
+  return ok ? 0 : 1;
 }
 
 } // namespace
@@ -34,17 +51,14 @@ int main(int argc, char **argv) {
     return usage(stdout);
 
   strobe::Session session(nullptr, "strobe-report");
+  // Help needs no trace file (unless one is called "help").
+  if (first == "help" && !std::filesystem::exists(first))
+    return run(session, commandLine(argc, argv, 1));
+
   std::string out;
   bool ok = session.execute("load " + quote(first), out);
   std::fputs(out.c_str(), stderr); // load messages and warnings are not the report
   if (!ok)
     return 1;
-
-  std::string command = argc > 2 ? "" : "profile";
-  for (int i = 2; i < argc; ++i)
-    command += (command.empty() ? "" : " ") + quote(argv[i]);
-  out.clear();
-  ok = session.execute(command, out);
-  std::fputs(out.c_str(), ok ? stdout : stderr);
-  return ok ? 0 : 1;
+  return run(session, argc > 2 ? commandLine(argc, argv, 2) : "profile");
 }

@@ -40,6 +40,14 @@ class ReportCliTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(len(out.strip().splitlines()), 1)
 
+    def test_help_needs_no_trace_file(self):
+        rc, out = self.report("help", "dump")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("Usage: strobe dump", out)
+        rc, out = self.report("help", "frobnicate")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.strip(), "error: no subcommand 'frobnicate'; try 'strobe help'")
+
 
 if __name__ == "__main__":
     unittest.main()
