@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <iterator>
 #include <signal.h>
 
 namespace strobe {
@@ -277,7 +278,12 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     throw Failure(fmt::format("'{}' needs a debugger session", name));
 
   if (name == "help") {
-    out += helpTopic(subcommands(), cmd.positionals);
+    // Without a debugger (strobe-report) the index lists only what runs on a loaded file.
+    std::vector<SubcommandSpec> listed;
+    std::ranges::copy_if(subcommands(), std::back_inserter(listed), [&](const SubcommandSpec &s) {
+      return target || !cmd.positionals.empty() || worksOffline(s.name);
+    });
+    out += helpTopic(listed, cmd.positionals);
     return true;
   }
   if (name == "start") {

@@ -1,5 +1,6 @@
 """strobe-report, the offline CLI: bad input gets one clear line and a non-zero exit."""
 import os
+import re
 import tempfile
 import unittest
 
@@ -44,6 +45,13 @@ class ReportCliTest(unittest.TestCase):
         rc, out = self.report("help", "dump")
         self.assertEqual(rc, 0, out)
         self.assertIn("Usage: strobe dump", out)
+        rc, out = self.report("help")
+        self.assertEqual(rc, 0, out)
+        listed = re.findall(r"^  (\w+(?: \w+)?) ", out, re.M)
+        self.assertIn("profile", listed)
+        self.assertIn("mem leaks", listed)
+        for live in ("start", "record", "step", "mem start"):
+            self.assertNotIn(live, listed, "needs a debugger, so strobe-report does not list it")
         rc, out = self.report("help", "frobnicate")
         self.assertEqual(rc, 1)
         self.assertEqual(out.strip(), "error: no subcommand 'frobnicate'; try 'strobe help'")
