@@ -5,11 +5,11 @@
 //   ptrace_sample PID HZ
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,18 +39,17 @@ static int seize_all(pid_t pid, pid_t *tids) {
   return n;
 }
 
-// Waits up to 100 ms for the interrupt stop: a thread that is exiting may never report one.
+static void on_alarm(int sig) { (void)sig; }
+
+// Blocks until the interrupt stop arrives, at most 100 ms (SIGALRM interrupts waitpid): a thread
+// that is exiting may never report one. Blocking, not polling, keeps the tracer's own latency out
+// of what a stop costs.
 static int wait_stopped(pid_t tid, int *status) {
-  for (int tries = 0; tries < 1000; tries++) {
-    pid_t got = waitpid(tid, status, __WALL | WNOHANG);
-    if (got == tid)
-      return WIFSTOPPED(*status);
-    if (got < 0)
-      return 0;
-    struct timespec pause = {0, 100000};
-    nanosleep(&pause, NULL);
-  }
-  return 0;
+  struct itimerval limit = {{0, 0}, {0, 100000}}, off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &limit, NULL);
+  pid_t got = waitpid(tid, status, __WALL);
+  setitimer(ITIMER_REAL, &off, NULL);
+  return got == tid && WIFSTOPPED(*status);
 }
 
 int main(int argc, char **argv) {
@@ -60,6 +59,9 @@ int main(int argc, char **argv) {
   }
   pid_t pid = atoi(argv[1]);
   double period = 1.0 / atof(argv[2]);
+  // No SA_RESTART: the alarm must end a waitpid that would never return.
+  struct sigaction alarm = {.sa_handler = on_alarm};
+  sigaction(SIGALRM, &alarm, NULL);
   pid_t tids[MAX_THREADS];
   int threads = seize_all(pid, tids);
   if (threads == 0) {
