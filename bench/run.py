@@ -6,6 +6,7 @@ in one run with a raw-ptrace baseline and with `perf record`, on the same fixtur
 
 Prints a Markdown report (paste it into bench/RESULTS.md with the command line)."""
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,8 @@ build = Build(args.build)
 demo = build.example("demo")
 threads = build.example("threads")
 ptrace_tool = build.tool("ptrace_sample")
+signal_tool = build.tool("signal_sender")
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 FUNCTIONS = ("compute_sixty", "compute_thirty", "compute_ten")
 
 
@@ -33,21 +36,48 @@ def demo_seconds(text):
 
 
 def stops_of(text):
-    m = re.search(r"(\d+) stops", text)
+    m = re.search(r"(\d+) stops", text) or re.search(r"signal_sender: (\d+) signals", text)
     return int(m.group(1)) if m else 0
 
 
-def strobe_commands(frequency, extra=()):
-    return [f"strobe record --frequency {frequency}", "strobe status", *extra]
+# Every debugger run loads bench/debugger_cpu.py, to measure the debugger's CPU time per stop.
+SCRIPT = {"gdb": "python", "lldb": "script"}
+CPU_SETUP = f"import sys; sys.path.insert(0, {BENCH_DIR!r}); import debugger_cpu"
+INFERIOR_PID = {"gdb": "gdb.selected_inferior().pid", "lldb": "lldb.process.GetProcessID()"}
+# The sample signal, handled as strobe would have it: the debugger stops for it, silently, and
+# resumes without passing it on.
+SILENT_STOP = {"gdb": "handle SIG63 nostop noprint nopass",
+               "lldb": "process handle SIGRTMAX-1 -s false -p false -n false"}
 
 
-def run_gdb(program_args, commands):
-    return session(build, "gdb", ["break main", "run", "delete", *commands], program_args, 180)
-
-
-def run_lldb(program_args, commands):
-    return session(build, "lldb", ["breakpoint set -n main", "run", "breakpoint delete 1", *commands],
+def debugger_session(debugger, program_args, commands):
+    start = {"gdb": ["break main", "run", "delete"],
+             "lldb": ["breakpoint set -n main", "run", "breakpoint delete 1"]}[debugger]
+    return session(build, debugger, [f"{SCRIPT[debugger]} {CPU_SETUP}", *start, *commands],
                    program_args, 180)
+
+
+def strobe_run(debugger, program_args, frequency):
+    """strobe samples the program at `frequency`, as a user would (default --overhead)."""
+    script = SCRIPT[debugger]
+    return debugger_session(debugger, program_args, [
+        f"{script} debugger_cpu.mark()", f"strobe record --frequency {frequency}",
+        f"{script} debugger_cpu.report()", "strobe status"])
+
+
+def alone_run(debugger, program_args, frequency):
+    """The debugger on its own: the sample signal sent from outside at `frequency`, each one a
+    stop the debugger takes silently and resumes from, with nothing read."""
+    script = SCRIPT[debugger]
+    send = (f"{script} import subprocess; debugger_cpu.mark(); "
+            f"subprocess.Popen([{signal_tool!r}, str({INFERIOR_PID[debugger]}), '{frequency}'])")
+    return debugger_session(debugger, program_args, [
+        SILENT_STOP[debugger], send, "continue", f"{script} debugger_cpu.report()"])
+
+
+def debugger_cpu(text):
+    m = re.search(r"debugger CPU: ([\d.]+) s", text)
+    return float(m.group(1)) if m else None
 
 
 def run_ptrace(program_args, frequency):
@@ -78,35 +108,38 @@ base = median_run(lambda: (demo_seconds(sh(demo_args)),))[0]
 print(f"# strobe sampling benchmark\n\nfixture: `examples/demo 0 {args.rounds}` (single thread), "
       f"median of {args.repeat} runs; baseline run time {base:.3f} s\n")
 
-rows = []
+rows = []  # (sampler, Hz, run time, stops, tracer-side µs per stop, debugger CPU s)
 for hz in (100, 1000):
     t, samples, tracer_us = median_run(lambda: (lambda o, n, u: (demo_seconds(o), n, u))(
         *run_ptrace(demo_args, hz)))
-    rows.append(("raw ptrace (bench/ptrace_sample)", hz, t, samples, tracer_us))
-    for name, runner in (("GDB + strobe", run_gdb), ("LLDB + strobe", run_lldb)):
-        def once():
-            out = runner(demo_args, strobe_commands(hz))
-            return demo_seconds(out), stops_of(out), 0.0
-        t, stops, _ = median_run(once)
-        rows.append((name, hz, t, stops, 0.0))
+    rows.append(("raw ptrace (bench/ptrace_sample)", hz, t, samples, tracer_us, None))
+    for debugger, name in (("gdb", "GDB"), ("lldb", "LLDB")):
+        for label, run in (("alone (signal from outside)", alone_run), ("+ strobe", strobe_run)):
+            def once():
+                out = run(debugger, demo_args, hz)
+                return demo_seconds(out), stops_of(out), None, debugger_cpu(out)
+            rows.append((f"{name} {label}", hz, *median_run(once)))
     with tempfile.TemporaryDirectory() as tmp:
         data = f"{tmp}/perf.data"
         def perf_once():
             out = sh(["perf", "record", "-e", "cpu-clock", "-F", str(hz), "-g", "-o", data, "--",
                       *demo_args])
             m = re.search(r"\(([\d]+) samples\)", out)
-            return demo_seconds(out), int(m.group(1)) if m else 0, 0.0
-        t, samples, _ = median_run(perf_once)
-        rows.append(("perf record -F (no stops)", hz, t, samples, 0.0))
+            return demo_seconds(out), int(m.group(1)) if m else 0, None, None
+        rows.append(("perf record -F (no stops)", hz, *median_run(perf_once)))
+
+
+def per_stop(value, stops, scale=1e6):
+    return f"{value / stops * scale:.0f}" if value is not None and stops else "–"
+
 
 print("| sampler | Hz | run time (s) | slowdown | stops | cost per stop (µs, from slowdown) | "
-      "tracer-side µs |")
-print("|---|---|---|---|---|---|---|")
-for name, hz, t, stops, tracer in rows:
-    cost = (t - base) / stops * 1e6 if stops else float("nan")
-    print(f"| {name} | {hz} | {t:.3f} | {100 * (t - base) / base:+.1f} % | {stops} | {cost:.0f} | "
-          f"{tracer:.1f} |" if tracer else
-          f"| {name} | {hz} | {t:.3f} | {100 * (t - base) / base:+.1f} % | {stops} | {cost:.0f} | – |")
+      "debugger CPU per stop (µs) | tracer-side µs |")
+print("|---|---|---|---|---|---|---|---|")
+for name, hz, t, stops, tracer, cpu in rows:
+    print(f"| {name} | {hz} | {t:.3f} | {100 * (t - base) / base:+.1f} % | {stops} | "
+          f"{per_stop(t - base, stops)} | {per_stop(cpu, stops)} | "
+          f"{f'{tracer:.1f}' if tracer else '–'} |")
 
 # 8 busy threads: the cost of one stop of all threads, from the rate strobe reaches when asked for
 # far more stops than it can take. One signal is in flight at a time, and --overhead 1000 lets
@@ -118,8 +151,8 @@ print("|---|---|---|")
 thr_args = [threads, "3", "8"]
 out, n, us = run_ptrace(thr_args, 5000)
 print(f"| raw ptrace | {n} | {us:.0f} (tracer side) |")
-for name, runner in (("GDB + strobe", run_gdb), ("LLDB + strobe", run_lldb)):
-    out = runner(thr_args, ["strobe record --frequency 5000 --overhead 1000 --duration 2",
+for name, debugger in (("GDB + strobe", "gdb"), ("LLDB + strobe", "lldb")):
+    out = debugger_session(debugger, thr_args, ["strobe record --frequency 5000 --overhead 1000 --duration 2",
                             "strobe status"])
     stops = stops_of(out)
     m = re.search(r"over ([\d.]+) s", out)
@@ -138,8 +171,10 @@ with tempfile.TemporaryDirectory() as tmp:
         m = re.search(r"^\s+([\d.]+)%\s+[\d.]+%.*\b" + f + r"\b", report, re.M)
         if m:
             perf[f] = float(m.group(1))
-g = function_shares(run_gdb(long_args, ["strobe record --frequency 1000", "strobe profile --by function --callers"]))
-lldb = function_shares(run_lldb(long_args, ["strobe record --frequency 1000", "strobe profile --by function --callers"]))
+shares = {debugger: function_shares(debugger_session(debugger, long_args, [
+    "strobe record --frequency 1000", "strobe profile --by function --callers"]))
+    for debugger in ("gdb", "lldb")}
+g, lldb = shares["gdb"], shares["lldb"]
 print("| function | by construction | perf (children %) | GDB + strobe | LLDB + strobe |")
 print("|---|---|---|---|---|")
 for f, truth in zip(FUNCTIONS, (60, 30, 10)):
