@@ -20,6 +20,7 @@ Sampler::Sampler(Target &target, Capture &capture, unsigned stackDepth)
 
 size_t Sampler::sampleAllThreads(uint64_t timeNs) {
   const RegisterTable &table = registerTable(capture_.header.isa);
+  ++stops_;
   size_t read = 0;
   for (uint64_t tid : target_.threads()) {
     if (!target_.readThread(tid, stackDepth_, snapshot_) || snapshot_.stack.empty())
@@ -38,6 +39,9 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     capture_.samples.push_back(std::move(sample));
     ++read;
   }
+  // Threads gone since: their /proc files are closed, so a program that makes many short-lived
+  // threads does not fill the debugger's file table.
+  std::erase_if(cpu_, [this](const auto &entry) { return entry.second.seenAt != stops_; });
   return read;
 }
 
@@ -47,16 +51,21 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   // is taken as off-CPU.
   if (!hostProcess_)
     return !inSyscall;
-  std::optional<uint64_t> ns = threadCpuNs(capture_.header.pid, tid);
-  if (!ns)
+  auto it = cpu_.find(tid);
+  std::optional<uint64_t> ns = it != cpu_.end() ? it->second.clock.read() : std::nullopt;
+  if (!ns) {
+    // The thread's first sample, or its tid now names a thread that began since.
+    cpu_.erase(tid);
+    ThreadCpuClock clock(capture_.header.pid, tid);
+    if (std::optional<uint64_t> first = clock.read())
+      cpu_.emplace(tid, ThreadCpuState{std::move(clock), *first, stops_});
     return !inSyscall;
-  auto [it, first] = cpuNs_.try_emplace(tid, *ns);
-  if (first)
-    return !inSyscall;
+  }
   // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
   // stops and resumes each one), so only more than that counts as having run.
-  bool ran = *ns - it->second > kRanThresholdNs;
-  it->second = *ns;
+  bool ran = *ns - it->second.lastNs > kRanThresholdNs;
+  it->second.lastNs = *ns;
+  it->second.seenAt = stops_;
   return ran;
 }
 

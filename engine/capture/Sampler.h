@@ -4,6 +4,7 @@
 
 #include "capture/Capture.h"
 #include "capture/CaptureNames.h"
+#include "capture/ThreadCpu.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -31,7 +32,13 @@ private:
   bool hostProcess_;
   ThreadSnapshot snapshot_;
   CaptureNames names_;
-  std::map<uint64_t, uint64_t> cpuNs_; // tid -> on-CPU time at its previous sample
+  struct ThreadCpuState {
+    ThreadCpuClock clock;
+    uint64_t lastNs; // on-CPU time at the thread's previous sample
+    uint64_t seenAt; // the stop (sampleAllThreads call) that last read it
+  };
+  std::map<uint64_t, ThreadCpuState> cpu_; // by tid; a thread not seen at a stop is dropped
+  uint64_t stops_ = 0;
 };
 
 } // namespace strobe

@@ -1,9 +1,10 @@
 #include "capture/SignalTimer.h"
 
+#include "capture/ProcFile.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <pthread.h>
 #include <random>
 #include <signal.h>
@@ -98,16 +99,12 @@ uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
 }
 
 // The inferior is held stopped (by the user at a prompt, or mid-stop): a signal sent now would
-// wait in the kernel, and a detach would then deliver it to a program it kills.
-bool heldStopped(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  // Read as a stream, never through a bare streambuf: a process reaped between the open and the
-  // read fails the read with ESRCH, which the stream turns into a failed state, and a streambuf
-  // iterator into an exception that would end this thread, and with it the debugger.
-  std::string text;
-  std::getline(in, text, '\0'); // the whole file: the command name may hold a newline
+// wait in the kernel, and a detach would then deliver it to a program it kills. `stat` is the
+// process's /proc/PID/stat.
+bool heldStopped(ProcFile &stat) {
+  std::string_view text = stat.read();
   size_t end = text.rfind(')'); // the command name may itself hold spaces and parentheses
-  return end != std::string::npos && end + 2 < text.size() &&
+  return end != std::string_view::npos && end + 2 < text.size() &&
          (text[end + 2] == 't' || text[end + 2] == 'T');
 }
 
@@ -123,6 +120,7 @@ void SignalTimer::run() {
   std::uniform_real_distribution<double> spread(1.0 - config_.jitter, 1.0 + config_.jitter);
   const uint64_t start = monotonicNs();
   uint64_t due = start; // when the next signal is due: one period after the previous was sent
+  ProcFile stat("/proc/" + std::to_string(config_.pid) + "/stat");
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
     wake_.wait(lock, [this] { return stop_ || (!inFlight_ && !stopped_); });
@@ -135,9 +133,9 @@ void SignalTimer::run() {
       break;
     // A breakpoint strobe handles (heap tracking, a loop marker) holds the process for well under
     // a millisecond: look again soon. Held for longer, the user has it: try one period later.
-    bool held = heldStopped(config_.pid);
+    bool held = heldStopped(stat);
     for (uint64_t first = monotonicNs(); held && monotonicNs() - first < kBriefHoldNs;
-         held = heldStopped(config_.pid))
+         held = heldStopped(stat))
       if (wake_.wait_for(lock, std::chrono::nanoseconds(kHoldRecheckNs), [this] { return stop_; }))
         return;
     if (held) {

@@ -1,0 +1,123 @@
+// On-CPU time from /proc, read through files kept open, against real threads of this process.
+#include "capture/ThreadCpu.h"
+#include "FakeTarget.h"
+#include "capture/Sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+
+namespace strobe {
+namespace {
+
+uint64_t thisThreadId() { return static_cast<uint64_t>(::gettid()); }
+
+void burnCpu(std::chrono::milliseconds span) {
+  auto end = std::chrono::steady_clock::now() + span;
+  volatile uint64_t x = 0;
+  while (std::chrono::steady_clock::now() < end)
+    x = x + 1;
+}
+
+// A thread that spins or blocks until released; its tid is known once it runs.
+class TestThread {
+public:
+  explicit TestThread(bool spin)
+      : thread_([this, spin] {
+          tid_.set_value(thisThreadId());
+          while (spin && !release_) {
+          }
+          release_.wait(false); // blocked in the kernel, off CPU
+        }),
+        tid(tid_.get_future().get()) {}
+  ~TestThread() { join(); }
+  void join() {
+    release_ = true;
+    release_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+private:
+  std::promise<uint64_t> tid_;
+  std::atomic<bool> release_{false};
+  std::thread thread_;
+
+public:
+  const uint64_t tid;
+};
+
+TEST(ThreadCpu, ClockReadsTheThreadsGrowingCpuTime) {
+  ThreadCpuClock clock(getpid(), thisThreadId());
+  std::optional<uint64_t> before = clock.read();
+  ASSERT_TRUE(before);
+  burnCpu(std::chrono::milliseconds(30));
+  std::optional<uint64_t> after = clock.read();
+  ASSERT_TRUE(after);
+  EXPECT_GE(*after - *before, 20'000'000u); // 30 ms spent, read again through the same file
+}
+
+TEST(ThreadCpu, ClockOfAThreadThatEndedReadsNothing) {
+  TestThread thread(/*spin=*/false);
+  ThreadCpuClock clock(getpid(), thread.tid);
+  EXPECT_TRUE(clock.read());
+  thread.join();
+  // pthread_join returns as the thread clears its tid, a moment before the kernel releases it.
+  for (int wait = 0; wait < 1000 && clock.read(); ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(clock.read());
+  EXPECT_FALSE(threadCpuNs(getpid(), thread.tid));
+}
+
+TEST(ThreadCpu, ProcFileThatCannotOpenReadsEmpty) {
+  ProcFile missing("/proc/self/no-such-file");
+  EXPECT_TRUE(missing.read().empty());
+}
+
+TEST(ThreadCpu, SamplerTellsTheSpinningThreadFromTheSleepingOne) {
+  TestThread spinning(/*spin=*/true), sleeping(/*spin=*/false);
+  testing::FakeTarget target;
+  for (uint64_t tid : {spinning.tid, sleeping.tid}) {
+    target.threadIds.push_back(tid);
+    target.script[tid] = {0x1000};
+  }
+  Capture capture;
+  capture.header.pid = getpid();
+  Sampler sampler(target, capture, 1);
+  for (int stop = 0; stop < 3; ++stop) {
+    ASSERT_EQ(sampler.sampleAllThreads(stop), 2u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(capture.samples.size(), 6u);
+  for (size_t i = 2; i < 6; ++i) { // the first stop has no earlier reading to compare with
+    const Sample &sample = capture.samples[i];
+    EXPECT_EQ(sample.onCpu, sample.tid == spinning.tid) << "sample " << i;
+  }
+}
+
+size_t openFiles() {
+  return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                       std::filesystem::directory_iterator());
+}
+
+TEST(ThreadCpu, SamplerClosesTheFilesOfThreadsNoLongerListed) {
+  TestThread spinning(/*spin=*/true), sleeping(/*spin=*/false);
+  testing::FakeTarget target;
+  target.threadIds = {spinning.tid, sleeping.tid};
+  for (uint64_t tid : target.threadIds)
+    target.script[tid] = {0x1000};
+  Capture capture;
+  capture.header.pid = getpid();
+  Sampler sampler(target, capture, 1);
+  size_t before = openFiles();
+  sampler.sampleAllThreads(0);
+  EXPECT_EQ(openFiles(), before + 2); // one schedstat kept open per thread
+  target.threadIds = {spinning.tid};  // the other one ended
+  sampler.sampleAllThreads(1);
+  EXPECT_EQ(openFiles(), before + 1);
+}
+
+} // namespace
+} // namespace strobe
