@@ -152,8 +152,8 @@ thr_args = [threads, "3", "8"]
 out, n, us = run_ptrace(thr_args, 5000)
 print(f"| raw ptrace | {n} | {us:.0f} (tracer side) |")
 for name, debugger in (("GDB + strobe", "gdb"), ("LLDB + strobe", "lldb")):
-    out = debugger_session(debugger, thr_args, ["strobe record --frequency 5000 --overhead 1000 --duration 2",
-                            "strobe status"])
+    out = debugger_session(debugger, thr_args, [
+        "strobe record --frequency 5000 --overhead 1000 --duration 2", "strobe status"])
     stops = stops_of(out)
     m = re.search(r"over ([\d.]+) s", out)
     dur = float(m.group(1)) if m else 2.0
