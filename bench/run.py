@@ -129,8 +129,9 @@ for hz in (100, 1000):
         rows.append(("perf record -F (no stops)", hz, *median_run(perf_once)))
 
 
-def per_stop(value, stops, scale=1e6):
-    return f"{value / stops * scale:.0f}" if value is not None and stops else "–"
+def per_stop(seconds, stops):
+    """Microseconds per stop, or a dash where there is no figure."""
+    return f"{seconds / stops * 1e6:.0f}" if seconds is not None and stops else "–"
 
 
 print("| sampler | Hz | run time (s) | slowdown | stops | cost per stop (µs, from slowdown) | "

@@ -16,12 +16,6 @@ ProcFile::~ProcFile() {
 ProcFile::ProcFile(ProcFile &&other) noexcept
     : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
 
-ProcFile &ProcFile::operator=(ProcFile &&other) noexcept {
-  std::swap(fd_, other.fd_);
-  std::swap(buffer_, other.buffer_);
-  return *this;
-}
-
 std::string_view ProcFile::read() {
   if (fd_ < 0)
     return {};

@@ -13,9 +13,7 @@ public:
   explicit ProcFile(const std::string &path);
   ~ProcFile();
   ProcFile(ProcFile &&other) noexcept;
-  ProcFile &operator=(ProcFile &&other) noexcept;
-  ProcFile(const ProcFile &) = delete;
-  ProcFile &operator=(const ProcFile &) = delete;
+  ProcFile &operator=(ProcFile &&) = delete;
 
   // The file as it reads now, up to a page; empty when it could not be opened or its process or
   // thread is gone (a reused id names another task, which this file never reads).
