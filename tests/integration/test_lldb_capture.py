@@ -81,6 +81,9 @@ class LldbCapture(unittest.TestCase):
             ["b short_lived", "run", "breakpoint delete 1",
              "strobe record --duration 2 --frequency 200 --overhead 100",
              "strobe profile --by thread",
+             "strobe profile --by module",
+             "script import glob, os; print('syscall files open:', sum(os.path.realpath(fd)"
+             ".endswith('/syscall') for fd in glob.glob('/proc/self/fd/*')))",
              "strobe profile"],
             harness.fixture("threads"), ["4"])
         self.assertEqual(rc, 0, out)
@@ -95,6 +98,10 @@ class LldbCapture(unittest.TestCase):
         self.assertEqual(max(shares, key=shares.get), "busy_worker", out)
         self.assertTrue(any(re.search(r"(^|_)read$", f) for f in shares),
                         "the thread parked in read() is sampled too: " + out)
+        # Threads parked in a system call (read(), usleep(), pthread_join()) are in its space.
+        self.assertRegex(out, r"(?m)^\s*[1-9]\d*\s+[\d.]+%.*\s\[syscall\]$")
+        # Each thread's /proc syscall file, open while sampling, is closed when it ends.
+        self.assertIn("syscall files open: 0", out)
 
     def test_saved_capture_reads_back_in_strobe_report(self):
         if not harness.STROBE_REPORT or not os.path.exists(harness.STROBE_REPORT):
