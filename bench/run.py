@@ -88,10 +88,6 @@ def run_ptrace(program_args, frequency):
     return out, int(m.group(1)) if m else 0, float(m.group(2)) if m else 0.0
 
 
-def native_seconds():
-    return demo_seconds(sh(demo_args))
-
-
 def paired_run(fn):
     """fn() -> (run time, ...), each run right after a native run of the same program: this VM
     runs in phases (for seconds at a time everything is 30-50 % slower), and a baseline taken
@@ -99,7 +95,7 @@ def paired_run(fn):
     time and fn()'s result of the pair with the median difference."""
     pairs = []
     for _ in range(args.repeat):
-        native = native_seconds()
+        native = demo_seconds(sh(demo_args))
         pairs.append((native, fn()))
     pairs.sort(key=lambda pair: pair[1][0] - pair[0])
     native, result = pairs[len(pairs) // 2]
