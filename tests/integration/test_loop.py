@@ -256,10 +256,12 @@ class LoopScenarios(harness.MarkedScenarios):
     # trace.
     def test_varying_path_is_low_confidence(self):
         out, s = self.session(
-            # --overhead 20: at the default budget a slow VM's LLDB took 16 samples in 1 s, none
-            # of them in the branch the trace left out.
-            ["b main", "run", ("step", "strobe loop --at step --duration 1 --overhead 20 --json"),
-             ("text", "strobe loop --at step --duration 1 --overhead 20")],
+            # Counted samples, not a duration: at the default budget a slow VM's LLDB took 16
+            # samples in 1 s, none of them in the branch the trace left out; with --overhead 20,
+            # a CI running two tests at once took 6 (stops of ~40 ms each).
+            ["b main", "run",
+             ("step", "strobe loop --at step --iterations 40 --duration 30 --overhead 20 --json"),
+             ("text", "strobe loop --at step --iterations 40 --duration 30 --overhead 20")],
             "loop_varying", ["120"])
         summary = self.json_of(s["step"], out)["summary"]
         self.assertTrue(summary["lowConfidence"], out)
