@@ -152,7 +152,7 @@ class LoopScenarios(harness.MarkedScenarios):
                  # main's loop shows only in stacks deep enough to reach it from func_A
                  ("record", "strobe record --duration 1 --stack 8"),
                  ("hottest", "strobe loop --hottest --duration 1 --json"),
-                 ("funcm", "strobe loop --at func_M --duration 2 --verify --json"),
+                 ("funcm", "strobe loop --at func_M --iterations 10 --duration 30 --verify --json"),
                  ("save", f"strobe save {saved}")],
                 "loop_funcm", ["120"])
             offline = [harness.run([harness.STROBE_REPORT, saved, "loop", "--json"])
@@ -214,12 +214,14 @@ class LoopScenarios(harness.MarkedScenarios):
     def test_helper_short_iterations(self):
         out, s = self.session(
             ["b main", "run",
-             # --overhead 20: at the loop's default budget a slow VM's stops (0.8-1.6 ms in LLDB)
-             # leave 15-50 samples a second, too few to order the ~20 instructions of an
-             # iteration or to tell a rare off-path sample from a changing path.
-             ("body", "strobe loop --at body --duration 2 --overhead 20 --verify --json"),
-             ("line", f"strobe loop --at {source_line('helper.c', 'body(i);')} --duration 2 "
-                      "--overhead 20 --verify --json"),
+             # --overhead 20 and counted samples: at the loop's default budget a slow VM's stops
+             # (0.8-1.6 ms in LLDB) leave 15-50 samples a second, too few to order the ~20
+             # instructions of an iteration or to tell a rare off-path sample from a changing
+             # path; a loaded CI's (~40 ms) leave a handful in 2 s at any budget.
+             ("body", "strobe loop --at body --iterations 60 --duration 30 --overhead 20 --verify "
+                      "--json"),
+             ("line", f"strobe loop --at {source_line('helper.c', 'body(i);')} --iterations 60 "
+                      "--duration 30 --overhead 20 --verify --json"),
              ("unreached", f"strobe loop --at {source_line('helper.c', 'sink += j;')} "
                            "--duration 0.5")],
             "loop_helper", ["120", "0"])
@@ -242,7 +244,7 @@ class LoopScenarios(harness.MarkedScenarios):
         code = Disassembly(program)
         out, s = self.session(
             ["b main", "run",
-             ("kernel", "strobe loop --at kernel --duration 1 --verify --json")],
+             ("kernel", "strobe loop --at kernel --iterations 10 --duration 30 --verify --json")],
             "loop_unrolled", ["120"])
         doc = self.json_of(s["kernel"], out)
         self.assert_verified(doc, out)
@@ -303,7 +305,8 @@ class LoopScenarios(harness.MarkedScenarios):
         with harness.Background([harness.fixture("loop_funcm"), "30"]) as process:
             out, s = self.marked(
                 [d.attach(process.pid),
-                 ("funcm", "strobe loop --at func_M --duration 1 --verify --json"), d.kill])
+                 ("funcm", "strobe loop --at func_M --iterations 10 --duration 20 --verify --json"),
+                 d.kill])
         self.assert_verified(self.json_of(s["funcm"], out), out)
 
 
