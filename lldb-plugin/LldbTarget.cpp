@@ -203,7 +203,7 @@ public:
 
   ~LldbArming() override {
     target_.armedSession_ = nullptr;
-    target_.syscallFiles_.clear(); // the debugger keeps no file of a program it is done sampling
+    target_.syscallFiles_.closeAll(); // the debugger keeps no file of a program it is done sampling
     target_.interceptContinue(false);
     if (BackgroundSampler *background = target_.background_.get()) {
       if (background->onThread())
@@ -310,28 +310,18 @@ std::vector<uint64_t> LldbTarget::threads() {
   ids.reserve(count);
   for (uint32_t i = 0; i < count; ++i)
     ids.push_back(process.GetThreadAtIndex(i).GetThreadID());
-  std::erase_if(syscallFiles_, [&ids](const auto &file) {
-    return std::find(ids.begin(), ids.end(), file.first) == ids.end();
-  });
+  syscallFiles_.retain(ids);
   return ids;
 }
 
 std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
   // LLDB does not expose orig_rax; the kernel tells the same for a stopped thread: the number of
   // the system call it is in, or -1.
-  auto file = syscallFiles_.find(tid);
-  if (file == syscallFiles_.end())
-    file = syscallFiles_
-               .try_emplace(tid, "/proc/" + std::to_string(setup_.pid) + "/task/" +
-                                     std::to_string(tid) + "/syscall")
-               .first;
-  std::string_view text = file->second.read();
+  std::string_view text = syscallFiles_.read(tid);
   long long number = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc() || end == text.data()) {
-    syscallFiles_.erase(file); // gone, or its tid names a thread begun since: open it afresh
+  if (error != std::errc() || end == text.data())
     return std::nullopt;
-  }
   return static_cast<uint64_t>(number);
 }
 
@@ -496,11 +486,11 @@ std::optional<DataLocation> LldbTarget::dataAddress(std::string_view name) {
 void LldbTarget::learnSetup() {
   lldb::SBProcess process = selectedProcess();
   setup_ = {};
-  syscallFiles_.clear(); // another process's, or an earlier capture's
   setup_.process = process.GetUniqueID();
   setup_.isa = isa();
   setup_.host = isHostProcess();
   setup_.pid = pid();
+  syscallFiles_ = ThreadProcFiles(setup_.pid, "syscall"); // closes another process's
   for (std::string_view name : registerTable(setup_.isa).regs)
     setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
   setup_.absent.assign(setup_.names.size(), false);

@@ -169,7 +169,7 @@ private:
   // Each thread's /proc/PID/task/TID/syscall, kept open: every sample of every thread reads it,
   // and inside a capture here an open, read and close cost 36-43 us, a read of the open file
   // 4-6 us. Files of threads no longer listed are closed by threads(), once per stop.
-  std::map<uint64_t, ProcFile> syscallFiles_;
+  ThreadProcFiles syscallFiles_{0, "syscall"};
   HiddenBreakpoints hidden_;
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;

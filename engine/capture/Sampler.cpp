@@ -16,13 +16,14 @@ constexpr uint64_t kRanThresholdNs = 30'000;
 
 Sampler::Sampler(Target &target, Capture &capture, unsigned stackDepth)
     : target_(target), capture_(capture), stackDepth_(stackDepth),
-      hostProcess_(target.isHostProcess()), names_(target, capture) {}
+      hostProcess_(target.isHostProcess()), names_(target, capture),
+      schedstats_(capture.header.pid, "schedstat") {}
 
 size_t Sampler::sampleAllThreads(uint64_t timeNs) {
   const RegisterTable &table = registerTable(capture_.header.isa);
-  ++stops_;
   size_t read = 0;
-  for (uint64_t tid : target_.threads()) {
+  std::vector<uint64_t> tids = target_.threads();
+  for (uint64_t tid : tids) {
     if (!target_.readThread(tid, stackDepth_, snapshot_) || snapshot_.stack.empty())
       continue;
     Sample sample;
@@ -39,9 +40,10 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     capture_.samples.push_back(std::move(sample));
     ++read;
   }
-  // Threads gone since: their /proc files are closed, so a program that makes many short-lived
-  // threads does not fill the debugger's file table.
-  std::erase_if(cpu_, [this](const auto &entry) { return entry.second.seenAt != stops_; });
+  schedstats_.retain(tids);
+  std::erase_if(lastCpuNs_, [&tids](const auto &last) {
+    return std::find(tids.begin(), tids.end(), last.first) == tids.end();
+  });
   return read;
 }
 
@@ -51,21 +53,21 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   // is taken as off-CPU.
   if (!hostProcess_)
     return !inSyscall;
-  auto it = cpu_.find(tid);
-  std::optional<uint64_t> ns = it != cpu_.end() ? it->second.clock.read() : std::nullopt;
-  if (!ns) {
-    // The thread's first sample, or its tid now names a thread that began since.
-    cpu_.erase(tid);
-    ThreadCpuClock clock(capture_.header.pid, tid);
-    if (std::optional<uint64_t> first = clock.read())
-      cpu_.emplace(tid, ThreadCpuState{std::move(clock), *first, stops_});
+  std::optional<uint64_t> ns = schedstatCpuNs(schedstats_.read(tid));
+  auto last = lastCpuNs_.find(tid);
+  if (!ns || last == lastCpuNs_.end()) {
+    // The thread's first sample, or one /proc no longer reads: an ended thread, whose tid may
+    // come to name a thread begun since.
+    if (ns)
+      lastCpuNs_.insert_or_assign(tid, *ns);
+    else
+      lastCpuNs_.erase(tid);
     return !inSyscall;
   }
   // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
   // stops and resumes each one), so only more than that counts as having run.
-  bool ran = *ns - it->second.lastNs > kRanThresholdNs;
-  it->second.lastNs = *ns;
-  it->second.seenAt = stops_;
+  bool ran = *ns - last->second > kRanThresholdNs;
+  last->second = *ns;
   return ran;
 }
 

@@ -4,7 +4,7 @@
 
 #include "capture/Capture.h"
 #include "capture/CaptureNames.h"
-#include "capture/ThreadCpu.h"
+#include "capture/ProcFile.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -32,13 +32,8 @@ private:
   bool hostProcess_;
   ThreadSnapshot snapshot_;
   CaptureNames names_;
-  struct ThreadCpuState {
-    ThreadCpuClock clock;
-    uint64_t lastNs; // on-CPU time at the thread's previous sample
-    uint64_t seenAt; // the stop (sampleAllThreads call) that last read it
-  };
-  std::map<uint64_t, ThreadCpuState> cpu_; // by tid; a thread not seen at a stop is dropped
-  uint64_t stops_ = 0;
+  ThreadProcFiles schedstats_;
+  std::map<uint64_t, uint64_t> lastCpuNs_; // by tid: on-CPU time at the thread's previous sample
 };
 
 } // namespace strobe

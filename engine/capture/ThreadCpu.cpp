@@ -1,24 +1,23 @@
 #include "capture/ThreadCpu.h"
 
+#include "capture/ProcFile.h"
+
 #include <charconv>
 #include <fmt/format.h>
 
 namespace strobe {
 
-ThreadCpuClock::ThreadCpuClock(int pid, uint64_t tid)
-    : schedstat_(fmt::format("/proc/{}/task/{}/schedstat", pid, tid)) {}
-
-std::optional<uint64_t> ThreadCpuClock::read() {
-  std::string_view text = schedstat_.read(); // "<ns on CPU> <ns waiting> <timeslices>"
+std::optional<uint64_t> schedstatCpuNs(std::string_view schedstat) {
+  // "<ns on CPU> <ns waiting> <timeslices>"
   uint64_t ns = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ns);
-  if (error != std::errc() || end == text.data())
+  auto [end, error] = std::from_chars(schedstat.data(), schedstat.data() + schedstat.size(), ns);
+  if (error != std::errc() || end == schedstat.data())
     return std::nullopt;
   return ns;
 }
 
 std::optional<uint64_t> threadCpuNs(int pid, uint64_t tid) {
-  return ThreadCpuClock(pid, tid).read();
+  return schedstatCpuNs(ProcFile(fmt::format("/proc/{}/task/{}/schedstat", pid, tid)).read());
 }
 
 } // namespace strobe

@@ -2,25 +2,17 @@
 // taken on CPU from one taken while blocked, and how much a capture slowed the inferior down.
 #pragma once
 
-#include "capture/ProcFile.h"
-
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace strobe {
 
-// One thread's CPU time, read as often as needed through one open /proc file.
-class ThreadCpuClock {
-public:
-  ThreadCpuClock(int pid, uint64_t tid);
-  // Nanoseconds on CPU since the thread started; nullopt if /proc does not say (gone, not local).
-  std::optional<uint64_t> read();
+// Nanoseconds on CPU since the thread started, from the text of its /proc/PID/task/TID/schedstat;
+// nullopt for an empty text, a thread that is gone.
+std::optional<uint64_t> schedstatCpuNs(std::string_view schedstat);
 
-private:
-  ProcFile schedstat_;
-};
-
-// The same, read once.
+// The same, read once; nullopt if /proc does not say (gone, not local).
 std::optional<uint64_t> threadCpuNs(int pid, uint64_t tid);
 
 } // namespace strobe

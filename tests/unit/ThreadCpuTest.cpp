@@ -57,25 +57,41 @@ public:
   const uint64_t tid;
 };
 
-TEST(ThreadCpu, ClockReadsTheThreadsGrowingCpuTime) {
-  ThreadCpuClock clock(getpid(), thisThreadId());
-  std::optional<uint64_t> before = clock.read();
-  ASSERT_TRUE(before);
-  burnCpu(std::chrono::milliseconds(30));
-  std::optional<uint64_t> after = clock.read();
-  ASSERT_TRUE(after);
-  EXPECT_GE(*after - *before, 20'000'000u); // 30 ms spent, read again through the same file
+size_t openFiles() {
+  return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                       std::filesystem::directory_iterator());
 }
 
-TEST(ThreadCpu, ClockOfAThreadThatEndedReadsNothing) {
+TEST(ThreadCpu, SchedstatsFirstFieldIsTheCpuTime) {
+  EXPECT_EQ(schedstatCpuNs("8051234 120000 17\n"), 8051234u);
+  EXPECT_FALSE(schedstatCpuNs(""));
+  EXPECT_FALSE(schedstatCpuNs("garbage"));
+}
+
+TEST(ThreadCpu, KeptOpenFileReadsTheThreadsGrowingCpuTime) {
+  ThreadProcFiles schedstats(getpid(), "schedstat");
+  size_t before = openFiles();
+  std::optional<uint64_t> first = schedstatCpuNs(schedstats.read(thisThreadId()));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(openFiles(), before + 1);
+  burnCpu(std::chrono::milliseconds(30));
+  std::optional<uint64_t> second = schedstatCpuNs(schedstats.read(thisThreadId()));
+  ASSERT_TRUE(second);
+  EXPECT_GE(*second - *first, 20'000'000u); // 30 ms spent
+  EXPECT_EQ(openFiles(), before + 1);       // read again through the same file
+}
+
+TEST(ThreadCpu, FileOfAThreadThatEndedReadsNothingAndCloses) {
   TestThread thread(/*spin=*/false);
-  ThreadCpuClock clock(getpid(), thread.tid);
-  EXPECT_TRUE(clock.read());
+  ThreadProcFiles schedstats(getpid(), "schedstat");
+  size_t before = openFiles();
+  EXPECT_FALSE(schedstats.read(thread.tid).empty());
   thread.join();
   // pthread_join returns as the thread clears its tid, a moment before the kernel releases it.
-  for (int wait = 0; wait < 1000 && clock.read(); ++wait)
+  for (int wait = 0; wait < 1000 && !schedstats.read(thread.tid).empty(); ++wait)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_FALSE(clock.read());
+  EXPECT_TRUE(schedstats.read(thread.tid).empty());
+  EXPECT_EQ(openFiles(), before);
   EXPECT_FALSE(threadCpuNs(getpid(), thread.tid));
 }
 
@@ -103,11 +119,6 @@ TEST(ThreadCpu, SamplerTellsTheSpinningThreadFromTheSleepingOne) {
     const Sample &sample = capture.samples[i];
     EXPECT_EQ(sample.onCpu, sample.tid == spinning.tid) << "sample " << i;
   }
-}
-
-size_t openFiles() {
-  return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                       std::filesystem::directory_iterator());
 }
 
 TEST(ThreadCpu, SamplerClosesTheFilesOfThreadsNoLongerListed) {
