@@ -4,6 +4,7 @@
 #include "analysis/looptrace/FromCapture.h"
 #include "capture/FunctionCode.h"
 #include "capture/LoopProbe.h"
+#include "capture/ProcFile.h"
 #include "capture/Stepper.h"
 #include "capture/ThreadCpu.h"
 #include "command/SessionImpl.h"
@@ -202,11 +203,14 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     LiveCapture *probing = live.get();
     std::vector<ProbeHit> hits;
     uint64_t pacedPeriodNs = static_cast<uint64_t>(1e9 / plan.hz);
-    std::unique_ptr<Breakpoint> probeMarker = t.insertBreakpoint(
-        info.head, [this, probing, &hits, &pacedPeriodNs, tid = info.tid](uint64_t hitTid) {
+    // Kept open: a fresh open per hit would add its 3 us to the iteration it times.
+    ThreadProcFiles schedstat(probing->capture.header.pid, "schedstat");
+    std::unique_ptr<Breakpoint> probeMarker =
+        t.insertBreakpoint(info.head, [this, probing, &hits, &pacedPeriodNs, &schedstat,
+                                       tid = info.tid](uint64_t hitTid) {
           if (live.get() != probing || hitTid != tid)
             return;
-          hits.push_back({monotonicNs(), threadCpuNs(probing->capture.header.pid, tid)});
+          hits.push_back({monotonicNs(), schedstatCpuNs(schedstat.read(tid))});
           pacedPeriodNs = probing->timer->pacedPeriodNs();
           if (hits.size() == kProbeIterations + 1)
             probing->timer->endSoon();
