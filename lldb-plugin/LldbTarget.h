@@ -16,7 +16,6 @@
 #include <lldb/API/SBThread.h>
 #include <lldb/API/SBUnixSignals.h>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>

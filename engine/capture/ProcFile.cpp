@@ -1,6 +1,5 @@
 #include "capture/ProcFile.h"
 
-#include <algorithm>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -40,10 +39,6 @@ std::string_view ThreadProcFiles::read(uint64_t tid) {
   return text;
 }
 
-void ThreadProcFiles::retain(std::span<const uint64_t> tids) {
-  std::erase_if(files_, [tids](const auto &file) {
-    return std::find(tids.begin(), tids.end(), file.first) == tids.end();
-  });
-}
+void ThreadProcFiles::retain(std::span<const uint64_t> tids) { eraseUnlisted(files_, tids); }
 
 } // namespace strobe

@@ -3,6 +3,7 @@
 // times one read of an open file (3.2 against 0.4 µs for a schedstat on this project's VMs).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -26,6 +27,13 @@ private:
   int fd_;
   std::string buffer_;
 };
+
+// Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
+template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {
+  std::erase_if(byTid, [tids](const auto &entry) {
+    return std::find(tids.begin(), tids.end(), entry.first) == tids.end();
+  });
+}
 
 // One file of each thread of a process, /proc/PID/task/TID/NAME, opened at the thread's first
 // read and kept open while the thread lives: every stop reads it for every thread.

@@ -41,9 +41,7 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     ++read;
   }
   schedstats_.retain(tids);
-  std::erase_if(lastCpuNs_, [&tids](const auto &last) {
-    return std::find(tids.begin(), tids.end(), last.first) == tids.end();
-  });
+  eraseUnlisted(lastCpuNs_, tids);
   return read;
 }
 
@@ -54,16 +52,14 @@ bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
   if (!hostProcess_)
     return !inSyscall;
   std::optional<uint64_t> ns = schedstatCpuNs(schedstats_.read(tid));
-  auto last = lastCpuNs_.find(tid);
-  if (!ns || last == lastCpuNs_.end()) {
-    // The thread's first sample, or one /proc no longer reads: an ended thread, whose tid may
-    // come to name a thread begun since.
-    if (ns)
-      lastCpuNs_.insert_or_assign(tid, *ns);
-    else
-      lastCpuNs_.erase(tid);
+  if (!ns) {
+    // Gone: its tid may come to name a thread begun since, which starts afresh.
+    lastCpuNs_.erase(tid);
     return !inSyscall;
   }
+  auto [last, first] = lastCpuNs_.try_emplace(tid, *ns);
+  if (first)
+    return !inSyscall;
   // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
   // stops and resumes each one), so only more than that counts as having run.
   bool ran = *ns - last->second > kRanThresholdNs;
