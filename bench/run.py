@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """strobe's sampling benchmark: cost per sample and inferior slowdown in LLDB and GDB, side by side
-in one run with a raw-ptrace baseline and with `perf record`, on the same fixtures.
+in one run with a raw-ptrace baseline and with `perf record`, on the same fixtures. Each stop's cost
+is read two ways: from the program's slowdown (everything a stop costs it, after-effects included),
+and as the time the stop holds it, traced stop to resume, from kernel events (bench/stop_hold.py).
 
     bench/run.py [--build build] [--rounds N]
 
@@ -13,6 +15,7 @@ import sys
 import tempfile
 
 from benchlib import DEFAULT_BUILD, Build, session, sh
+from stop_hold import SchedTrace
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--build", default=DEFAULT_BUILD)
@@ -149,6 +152,25 @@ for name, hz, native, t, stops, tracer, cpu in rows:
     print(f"| {name} | {hz} | {native:.3f} | {t:.3f} | {100 * (t - native) / native:+.1f} % | "
           f"{stops} | {per_stop(t - native, stops)} | {per_stop(cpu, stops)} | "
           f"{f'{tracer:.1f}' if tracer else '–'} |")
+
+# The issue's "cost per sample" is stop + registers + caller + resume: how long each stop holds
+# the program, from the kernel's own timestamps (bench/stop_hold.py), one run each at 1000 Hz.
+print("\n## Stop held per sample (kernel timestamps: traced stop to PTRACE_CONT), 1000 Hz\n")
+print("| sampler | stops traced | stops taken | median (µs) | p90 (µs) | p99 (µs) |")
+print("|---|---|---|---|---|---|")
+for name, run in (("raw ptrace", lambda: run_ptrace(demo_args, 1000)[1]),
+                  ("GDB alone", lambda: stops_of(alone_run("gdb", demo_args, 1000))),
+                  ("GDB + strobe", lambda: stops_of(strobe_run("gdb", demo_args, 1000))),
+                  ("LLDB alone", lambda: stops_of(alone_run("lldb", demo_args, 1000))),
+                  ("LLDB + strobe", lambda: stops_of(strobe_run("lldb", demo_args, 1000)))):
+    with SchedTrace() as trace:
+        taken = run()
+    held = sorted(trace.held_us(os.path.basename(demo)))
+    if not held:
+        print(f"| {name} | 0 | {taken} | – | – | – |")
+        continue
+    at = lambda q: held[min(len(held) - 1, int(q * len(held)))]
+    print(f"| {name} | {len(held)} | {taken} | {at(0.5):.0f} | {at(0.9):.0f} | {at(0.99):.0f} |")
 
 # 8 busy threads: the cost of one stop of all threads, from the rate strobe reaches when asked for
 # far more stops than it can take. One signal is in flight at a time, and --overhead 1000 lets
