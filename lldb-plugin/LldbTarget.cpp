@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -317,12 +316,10 @@ std::vector<uint64_t> LldbTarget::threads() {
 std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
   // LLDB does not expose orig_rax; the kernel tells the same for a stopped thread: the number of
   // the system call it is in, or -1.
-  std::string_view text = syscallFiles_.read(tid);
-  long long number = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc() || end == text.data())
+  std::optional<long long> number = leadingNumber<long long>(syscallFiles_.read(tid));
+  if (!number)
     return std::nullopt;
-  return static_cast<uint64_t>(number);
+  return static_cast<uint64_t>(*number);
 }
 
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {

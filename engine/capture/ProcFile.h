@@ -4,8 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +29,15 @@ private:
   int fd_;
   std::string buffer_;
 };
+
+// The number a /proc text starts with (schedstat's ns on CPU, syscall's number or -1); nullopt for
+// a text that does not start with one, such as the empty read of a thread that is gone.
+template <typename Number> std::optional<Number> leadingNumber(std::string_view text) {
+  Number value{};
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc())
+    return std::nullopt;
+  return value;
+}
 
 // Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
 template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {

@@ -2,18 +2,12 @@
 
 #include "capture/ProcFile.h"
 
-#include <charconv>
 #include <fmt/format.h>
 
 namespace strobe {
 
 std::optional<uint64_t> schedstatCpuNs(std::string_view schedstat) {
-  // "<ns on CPU> <ns waiting> <timeslices>"
-  uint64_t ns = 0;
-  auto [end, error] = std::from_chars(schedstat.data(), schedstat.data() + schedstat.size(), ns);
-  if (error != std::errc() || end == schedstat.data())
-    return std::nullopt;
-  return ns;
+  return leadingNumber<uint64_t>(schedstat); // "<ns on CPU> <ns waiting> <timeslices>"
 }
 
 std::optional<uint64_t> threadCpuNs(int pid, uint64_t tid) {
