@@ -79,8 +79,68 @@ struct PortableOps {
 // Groups of eight slots (sixteen for equality), the last group ending at n: it overlaps the one
 // before it when n is not a multiple, which changes no result and reads nothing past n. The groups
 // before it are unrolled behind one jump on their count (the layout's, so always predicted): a
-// loop over them had cost as many instructions again as the compares.
+// loop over them had cost as many instructions again as the compares. Ops::differing8(a, b): bits
+// 0-7 set where a[k] != b[k]; Ops::setXor16(diff, a, b): diff nonzero where any of 16 slots
+// differ, Ops::addXor16 the same merged into diff; Ops::none(diff): all were equal. (Vectors go
+// by reference: only functions compiled for the vector extension may pass them by value.)
+template <typename Ops>
+uint64_t differingInEights(const uint64_t *a, const uint64_t *b, unsigned n) {
+  uint64_t bits = Ops::differing8(a + n - 8, b + n - 8) << (n - 8);
+  switch ((n - 1) / 8) { // 8 <= n <= 64
+  case 7:
+    bits |= Ops::differing8(a + 48, b + 48) << 48;
+    [[fallthrough]];
+  case 6:
+    bits |= Ops::differing8(a + 40, b + 40) << 40;
+    [[fallthrough]];
+  case 5:
+    bits |= Ops::differing8(a + 32, b + 32) << 32;
+    [[fallthrough]];
+  case 4:
+    bits |= Ops::differing8(a + 24, b + 24) << 24;
+    [[fallthrough]];
+  case 3:
+    bits |= Ops::differing8(a + 16, b + 16) << 16;
+    [[fallthrough]];
+  case 2:
+    bits |= Ops::differing8(a + 8, b + 8) << 8;
+    [[fallthrough]];
+  case 1:
+    bits |= Ops::differing8(a, b);
+  }
+  return bits;
+}
+
+template <typename Ops> bool sameInSixteens(const uint64_t *a, const uint64_t *b, unsigned n) {
+  typename Ops::Vector diff;
+  Ops::setXor16(diff, a + n - 16, b + n - 16);
+  switch ((n - 1) / 16) { // 16 <= n <= kMaxSlots = 128
+  case 7:
+    Ops::addXor16(diff, a + 96, b + 96);
+    [[fallthrough]];
+  case 6:
+    Ops::addXor16(diff, a + 80, b + 80);
+    [[fallthrough]];
+  case 5:
+    Ops::addXor16(diff, a + 64, b + 64);
+    [[fallthrough]];
+  case 4:
+    Ops::addXor16(diff, a + 48, b + 48);
+    [[fallthrough]];
+  case 3:
+    Ops::addXor16(diff, a + 32, b + 32);
+    [[fallthrough]];
+  case 2:
+    Ops::addXor16(diff, a + 16, b + 16);
+    [[fallthrough]];
+  case 1:
+    Ops::addXor16(diff, a, b);
+  }
+  return Ops::none(diff);
+}
+
 struct Avx2Ops {
+  using Vector = __m256i;
   [[gnu::target("avx2")]] static __m256i load(const uint64_t *p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
   }
@@ -89,86 +149,97 @@ struct Avx2Ops {
     const __m256i eq = _mm256_cmpeq_epi64(load(a), load(b));
     return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(eq)));
   }
-  // Bits 0-7: whether a[k] != b[k]. (Gathering the differences rather than the equalities
-  // leaves no bits past n to clear.)
+  // (Gathering the differences rather than the equalities leaves no bits past n to clear.)
   [[gnu::target("avx2")]] static uint64_t differing8(const uint64_t *a, const uint64_t *b) {
     return (equal4(a, b) | equal4(a + 4, b + 4) << 4) ^ 0xffu;
   }
-  // Nonzero where a[k] != b[k].
   [[gnu::target("avx2")]] static __m256i xor4(const uint64_t *a, const uint64_t *b) {
     return _mm256_xor_si256(load(a), load(b));
   }
+  [[gnu::target("avx2")]] static __m256i either(__m256i x, __m256i y) {
+    return _mm256_or_si256(x, y);
+  }
   [[gnu::target("avx2")]] static __m256i xor16(const uint64_t *a, const uint64_t *b) {
-    return _mm256_or_si256(_mm256_or_si256(xor4(a, b), xor4(a + 4, b + 4)),
-                           _mm256_or_si256(xor4(a + 8, b + 8), xor4(a + 12, b + 12)));
+    return either(either(xor4(a, b), xor4(a + 4, b + 4)),
+                  either(xor4(a + 8, b + 8), xor4(a + 12, b + 12)));
+  }
+  [[gnu::target("avx2")]] static void setXor16(Vector &diff, const uint64_t *a, const uint64_t *b) {
+    diff = xor16(a, b);
+  }
+  [[gnu::target("avx2")]] static void addXor16(Vector &diff, const uint64_t *a, const uint64_t *b) {
+    diff = either(diff, xor16(a, b));
+  }
+  [[gnu::target("avx2")]] static bool none(const Vector &diff) {
+    return _mm256_testz_si256(diff, diff);
   }
 
   [[gnu::target("avx2")]] static uint64_t differing(const uint64_t *a, const uint64_t *b,
                                                     unsigned n) {
-    if (n < 8) {
-      if (n < 4)
-        return differingScalar(a, b, n);
-      return ~(equal4(a, b) | equal4(a + n - 4, b + n - 4) << (n - 4)) & ((1u << n) - 1);
-    }
-    uint64_t bits = differing8(a + n - 8, b + n - 8) << (n - 8);
-    switch ((n - 1) / 8) { // n <= 64
-    case 7:
-      bits |= differing8(a + 48, b + 48) << 48;
-      [[fallthrough]];
-    case 6:
-      bits |= differing8(a + 40, b + 40) << 40;
-      [[fallthrough]];
-    case 5:
-      bits |= differing8(a + 32, b + 32) << 32;
-      [[fallthrough]];
-    case 4:
-      bits |= differing8(a + 24, b + 24) << 24;
-      [[fallthrough]];
-    case 3:
-      bits |= differing8(a + 16, b + 16) << 16;
-      [[fallthrough]];
-    case 2:
-      bits |= differing8(a + 8, b + 8) << 8;
-      [[fallthrough]];
-    case 1:
-      bits |= differing8(a, b);
-    }
-    return bits;
+    if (n >= 8)
+      return differingInEights<Avx2Ops>(a, b, n);
+    if (n < 4)
+      return differingScalar(a, b, n);
+    return ~(equal4(a, b) | equal4(a + n - 4, b + n - 4) << (n - 4)) & ((1u << n) - 1);
   }
 
   [[gnu::target("avx2")]] static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
-    if (n < 16) {
-      if (n < 4)
-        return differingScalar(a, b, n) == 0;
-      __m256i diff = xor4(a + n - 4, b + n - 4);
-      for (unsigned i = 0; i + 4 < n; i += 4)
-        diff = _mm256_or_si256(diff, xor4(a + i, b + i));
-      return _mm256_testz_si256(diff, diff);
-    }
-    __m256i diff = xor16(a + n - 16, b + n - 16);
-    switch ((n - 1) / 16) { // n <= kMaxSlots = 128
-    case 7:
-      diff = _mm256_or_si256(diff, xor16(a + 96, b + 96));
-      [[fallthrough]];
-    case 6:
-      diff = _mm256_or_si256(diff, xor16(a + 80, b + 80));
-      [[fallthrough]];
-    case 5:
-      diff = _mm256_or_si256(diff, xor16(a + 64, b + 64));
-      [[fallthrough]];
-    case 4:
-      diff = _mm256_or_si256(diff, xor16(a + 48, b + 48));
-      [[fallthrough]];
-    case 3:
-      diff = _mm256_or_si256(diff, xor16(a + 32, b + 32));
-      [[fallthrough]];
-    case 2:
-      diff = _mm256_or_si256(diff, xor16(a + 16, b + 16));
-      [[fallthrough]];
-    case 1:
-      diff = _mm256_or_si256(diff, xor16(a, b));
-    }
-    return _mm256_testz_si256(diff, diff);
+    if (n >= 16)
+      return sameInSixteens<Avx2Ops>(a, b, n);
+    if (n < 4)
+      return differingScalar(a, b, n) == 0;
+    __m256i diff = xor4(a + n - 4, b + n - 4);
+    for (unsigned i = 0; i + 4 < n; i += 4)
+      diff = either(diff, xor4(a + i, b + i));
+    return none(diff);
+  }
+};
+
+// Eight slots per compare, which yields the bits of the differing slots as they are; masked loads
+// take the groups shorter than eight without reading past n.
+struct Avx512Ops {
+  using Vector = __m512i;
+  [[gnu::target("avx512f")]] static __m512i load(const uint64_t *p) {
+    return _mm512_loadu_si512(p);
+  }
+  [[gnu::target("avx512f")]] static uint64_t differing8(const uint64_t *a, const uint64_t *b) {
+    return _mm512_cmpneq_epu64_mask(load(a), load(b));
+  }
+  [[gnu::target("avx512f")]] static __m512i either(__m512i x, __m512i y) {
+    return _mm512_or_si512(x, y);
+  }
+  [[gnu::target("avx512f")]] static __m512i xor8(const uint64_t *a, const uint64_t *b) {
+    return _mm512_xor_si512(load(a), load(b));
+  }
+  [[gnu::target("avx512f")]] static __m512i xor16(const uint64_t *a, const uint64_t *b) {
+    return either(xor8(a, b), xor8(a + 8, b + 8));
+  }
+  [[gnu::target("avx512f")]] static void setXor16(Vector &diff, const uint64_t *a,
+                                                  const uint64_t *b) {
+    diff = xor16(a, b);
+  }
+  [[gnu::target("avx512f")]] static void addXor16(Vector &diff, const uint64_t *a,
+                                                  const uint64_t *b) {
+    diff = either(diff, xor16(a, b));
+  }
+  [[gnu::target("avx512f")]] static bool none(const Vector &diff) {
+    return _mm512_test_epi64_mask(diff, diff) == 0;
+  }
+
+  [[gnu::target("avx512f")]] static uint64_t differing(const uint64_t *a, const uint64_t *b,
+                                                       unsigned n) {
+    if (n >= 8)
+      return differingInEights<Avx512Ops>(a, b, n);
+    const __mmask8 live = static_cast<__mmask8>((1u << n) - 1);
+    return _mm512_mask_cmpneq_epu64_mask(live, _mm512_maskz_loadu_epi64(live, a),
+                                         _mm512_maskz_loadu_epi64(live, b));
+  }
+
+  [[gnu::target("avx512f")]] static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
+    if (n >= 16)
+      return sameInSixteens<Avx512Ops>(a, b, n);
+    if (n < 8)
+      return differing(a, b, n) == 0;
+    return none(either(xor8(a, b), xor8(a + n - 8, b + n - 8)));
   }
 };
 #endif
@@ -187,10 +258,18 @@ changedSlotsAvx2(const uint64_t *regs, const uint64_t *ext, const uint64_t *prev
                  unsigned mainCount, unsigned extCount) {
   return changedSlotsWith<Avx2Ops>(regs, ext, previous, mainCount, extCount);
 }
+
+[[gnu::target("avx512f"), gnu::flatten]] SlotMask
+changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
+                   unsigned mainCount, unsigned extCount) {
+  return changedSlotsWith<Avx512Ops>(regs, ext, previous, mainCount, extCount);
+}
 #endif
 
 ChangedSlotsFn changedSlotsForThisCpu() {
 #if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f"))
+    return changedSlotsAvx512;
   if (__builtin_cpu_supports("avx2"))
     return changedSlotsAvx2;
 #endif

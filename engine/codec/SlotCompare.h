@@ -1,7 +1,7 @@
 // Which of a record's slots differ from the previous record's. The encoder asks this of every
 // register and extended slot at every record (62 slots on x86-64), which was a third of its
-// instructions, so there is a version for AVX2 (four slots per compare) beside the portable one
-// (two per SSE2 compare), and the encoder picks the one the CPU runs once.
+// instructions, so there are versions for AVX-512 (eight slots per compare) and AVX2 (four) beside
+// the portable one (two per SSE2 compare), and the encoder picks the one the CPU runs once.
 #pragma once
 
 #include "codec/DiffFormat.h"
@@ -24,6 +24,9 @@ SlotMask changedSlotsPortable(const uint64_t *regs, const uint64_t *ext, const u
 // Only on CPUs with AVX2.
 SlotMask changedSlotsAvx2(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
                           unsigned mainCount, unsigned extCount);
+// Only on CPUs with AVX-512F.
+SlotMask changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
+                            unsigned mainCount, unsigned extCount);
 #endif
 
 // The fastest version this CPU runs.

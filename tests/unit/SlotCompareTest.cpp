@@ -67,12 +67,20 @@ TEST(SlotCompare, Avx2MatchesScalar) {
     GTEST_SKIP() << "this CPU has no AVX2";
   checkAgainstScalar(changedSlotsAvx2);
 }
+
+TEST(SlotCompare, Avx512MatchesScalar) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "this CPU has no AVX-512F";
+  checkAgainstScalar(changedSlotsAvx512);
+}
 #endif
 
 TEST(SlotCompare, ChoosesAVersionThisCpuRuns) {
   const ChangedSlotsFn chosen = changedSlotsForThisCpu();
 #if defined(__x86_64__)
-  EXPECT_EQ(chosen, __builtin_cpu_supports("avx2") ? changedSlotsAvx2 : changedSlotsPortable);
+  EXPECT_EQ(chosen, __builtin_cpu_supports("avx512f") ? changedSlotsAvx512
+                    : __builtin_cpu_supports("avx2")  ? changedSlotsAvx2
+                                                      : changedSlotsPortable);
 #else
   EXPECT_EQ(chosen, changedSlotsPortable);
 #endif
