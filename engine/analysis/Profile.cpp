@@ -65,12 +65,13 @@ struct Frame {
   const ModuleInfo *module;
 };
 
-// Frame 0 is the pc itself. Deeper frames are return addresses: the capture keys their symbol by
-// the return address but resolved it at ret - 1, the call instruction, and the module is the one
-// holding that call (a call can be the last instruction of a mapping).
+// Frame 0 is the pc itself. Deeper frames are return addresses, named after their call: the
+// symbol and the module of ret - 1 (a call can be the last instruction of a mapping).
 Frame frameAt(const Capture &capture, const ProfileKey &key, size_t i) {
   uint64_t addr = key.stack[i];
-  return {capture.symbolFor(addr), capture.moduleFor(i == 0 ? addr : addr - 1)};
+  if (i == 0)
+    return {capture.symbolFor(addr), capture.moduleFor(addr)};
+  return {capture.callerSymbol(addr), capture.moduleFor(addr - 1)};
 }
 
 std::string functionName(const SymbolInfo *symbol) {

@@ -14,4 +14,9 @@ const SymbolInfo *Capture::symbolFor(uint64_t pc) const {
   return it == symbols.end() ? nullptr : &it->second;
 }
 
+const SymbolInfo *Capture::callerSymbol(uint64_t ret) const {
+  const SymbolInfo *call = symbolFor(ret - 1);
+  return call ? call : symbolFor(ret);
+}
+
 } // namespace strobe

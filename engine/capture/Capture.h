@@ -44,7 +44,10 @@ struct Capture {
   std::vector<Sample> samples; // every thread, in time order
   std::vector<ThreadInfo> threads;
   std::vector<ModuleInfo> modules;
-  std::map<uint64_t, SymbolInfo> symbols;          // every pc that a sample's stack holds
+  // symbolize(address) of every pc a stack holds and of the call before each return address
+  // (return address - 1: filed under the return address itself, a pc sampled there would name
+  // the line after the call, or the next function after a call that does not return).
+  std::map<uint64_t, SymbolInfo> symbols;
   std::map<uint64_t, std::vector<uint8_t>> code;   // function start -> its bytes (annotate)
   std::map<uint64_t, SymbolInfo> instructionLines; // each instruction of a coded function
   std::optional<LoopCaptureInfo> loop;             // `strobe loop`
@@ -57,6 +60,9 @@ struct Capture {
   // The module whose mapping covers `addr`, if any.
   const ModuleInfo *moduleFor(uint64_t addr) const;
   const SymbolInfo *symbolFor(uint64_t pc) const;
+  // The call that return address `ret` follows; for a file written before calls were filed at
+  // ret - 1, the symbol filed under `ret`.
+  const SymbolInfo *callerSymbol(uint64_t ret) const;
 };
 
 } // namespace strobe

@@ -29,10 +29,11 @@ void CaptureNames::noteThread(uint64_t tid) {
 
 void CaptureNames::noteStack(std::span<const uint64_t> stack) {
   for (size_t i = 0; i < stack.size(); ++i) {
-    if (capture_.symbols.count(stack[i]))
+    const uint64_t address = i == 0 ? stack[i] : stack[i] - 1;
+    if (capture_.symbols.count(address))
       continue;
-    (i == 0 ? pcs_ : returns_).insert(stack[i]);
-    if (!capture_.moduleFor(i == 0 ? stack[i] : stack[i] - 1))
+    (i == 0 ? pcs_ : calls_).insert(address);
+    if (!capture_.moduleFor(address))
       modulesStale_ = true;
   }
 }
@@ -58,11 +59,11 @@ void CaptureNames::symbolizePending(const std::function<void(const SymbolInfo &)
     if (onPc)
       onPc(symbol);
   }
-  for (uint64_t ret : returns_)
-    if (!capture_.symbols.count(ret))
-      capture_.symbols.emplace(ret, target_.symbolize(ret - 1));
+  for (uint64_t call : calls_)
+    if (!capture_.symbols.count(call))
+      capture_.symbols.emplace(call, target_.symbolize(call));
   pcs_.clear();
-  returns_.clear();
+  calls_.clear();
 }
 
 } // namespace strobe

@@ -21,7 +21,7 @@ public:
   void noteThread(uint64_t tid);
   // stack[0] is a pc; the rest are return addresses, named after their call (address - 1).
   void noteStack(std::span<const uint64_t> stack);
-  bool pending() const { return !pcs_.empty() || !returns_.empty(); }
+  bool pending() const { return !pcs_.empty() || !calls_.empty(); }
   // Names what was noted since the last call; `onPc` sees each new frame-0 symbol.
   void symbolizePending(const std::function<void(const SymbolInfo &)> &onPc = {});
   void refreshModules();
@@ -31,7 +31,7 @@ private:
   Capture &capture_;
   bool modulesStale_ = true;
   std::set<uint64_t> pcs_;
-  std::set<uint64_t> returns_;
+  std::set<uint64_t> calls_;   // return address - 1
   std::set<uint64_t> threads_; // noted by this recorder
 };
 

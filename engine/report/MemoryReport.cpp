@@ -434,7 +434,7 @@ std::vector<Table::Row> stackRows(const Capture &capture, const std::vector<uint
   std::vector<Table::Row> rows;
   for (size_t i = 1; i < stack.size(); ++i) {
     const ModuleInfo *module = capture.moduleFor(stack[i] - 1);
-    const SymbolInfo *symbol = capture.symbolFor(stack[i]);
+    const SymbolInfo *symbol = capture.callerSymbol(stack[i]);
     std::string function =
         symbol && !symbol->function.empty() ? symbol->function : fmt::format("{:#x}", stack[i]);
     std::string where = module ? shortName(module->path) + "!" + function : function;

@@ -408,9 +408,9 @@ TEST_F(AllocTrackerTest, SymbolizesEventStacksWithReturnAddressesLookedUpBeforeT
   target.enter(kT1, FakeAllocTarget::kMalloc, kSp, {8});
   target.leave(kT1, 0x10007, kSp, 0x1000);
   tracker->symbolizePending();
-  ASSERT_TRUE(capture.symbolFor(kCaller));
+  ASSERT_TRUE(capture.callerSymbol(kCaller));
   // 0x401010 starts next_function, but the call that returns there is in caller.
-  EXPECT_EQ(capture.symbolFor(kCaller)->function, "caller");
+  EXPECT_EQ(capture.callerSymbol(kCaller)->function, "caller");
   EXPECT_EQ(capture.symbolFor(FakeAllocTarget::kMalloc)->function, "malloc");
   EXPECT_TRUE(capture.moduleFor(FakeAllocTarget::kMalloc));
   ASSERT_EQ(capture.threads.size(), 1u);

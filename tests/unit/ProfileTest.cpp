@@ -34,8 +34,9 @@ Capture tables() {
   c.symbols[0x401010] = {"compute", 0x401000, 0x40, "/src/demo.c", 10, {}};
   c.symbols[0x401014] = {"compute", 0x401000, 0x40, "/src/demo.c", 10, {}};
   c.symbols[0x401100] = {"helper", 0x401100, 0x20, "/src/util.c", 10, {}};
-  c.symbols[0x401205] = {"main", 0x401200, 0x40, "/src/demo.c", 30, {}};
-  c.symbols[0x401215] = {"main", 0x401200, 0x40, "/src/demo.c", 31, {}};
+  // Calls, filed at return address - 1: main's return addresses are 0x401205 and 0x401215.
+  c.symbols[0x401204] = {"main", 0x401200, 0x40, "/src/demo.c", 30, {}};
+  c.symbols[0x401214] = {"main", 0x401200, 0x40, "/src/demo.c", 31, {}};
   c.symbols[kLibc + 0x1234] = {"read", kLibc + 0x1200, 0x80, "", 0, {"inner", "outer"}};
   c.symbols[0x7fff0100] = {"__vdso_clock_gettime", 0x7fff0100, 0x50, "", 0, {}};
   return c;
@@ -144,7 +145,7 @@ TEST(Profile, FunctionsCountSelfSamplesWithTheirCallSites) {
 TEST(Profile, CallerModuleIsTheOneHoldingTheCallInstruction) {
   Capture c = tables();
   // A call as the last instruction of the executable's mapping returns to its end address.
-  c.symbols[0x402000] = {"tail", 0x401f00, 0x100, "/src/demo.c", 99, {}};
+  c.symbols[0x401fff] = {"tail", 0x401f00, 0x100, "/src/demo.c", 99, {}};
   Profile p;
   add(p, 1, sample(1, {0x401010, 0x402000}));
   std::vector<FunctionRow> rows = p.byFunction(c, {});
@@ -153,6 +154,34 @@ TEST(Profile, CallerModuleIsTheOneHoldingTheCallInstruction) {
   EXPECT_EQ(compute.callers[0].function, "tail");
   EXPECT_EQ(compute.callers[0].module, "/opt/demo/demo");
   EXPECT_EQ(compute.callers[0].line, 99u);
+}
+
+TEST(Profile, ACallerIsNamedAfterItsCallNotAfterAPcSampledWhereItReturns) {
+  Capture c = tables();
+  c.symbols[0x401215] = {"main", 0x401200, 0x40, "/src/demo.c", 32, {}}; // after the call
+  Profile p;
+  add(p, 2, sample(1, {0x401100, 0x401215}));
+  add(p, 1, sample(1, {0x401215}));
+  std::vector<FunctionRow> rows = p.byFunction(c, {});
+  const FunctionRow &helper = rows[0].function == "helper" ? rows[0] : rows[1];
+  ASSERT_EQ(helper.callers.size(), 1u);
+  EXPECT_EQ(helper.callers[0].line, 31u);
+  std::vector<LineRow> lines = p.byLine(c, {});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].function, "main");
+  EXPECT_EQ(lines[1].line, 32u) << "main's own sample is at the line after the call";
+}
+
+TEST(Profile, FilesThatFiledCallsAtTheReturnAddressStillNameTheirCallers) {
+  Capture c = tables();
+  c.symbols.erase(0x401214);
+  c.symbols[0x401215] = {"main", 0x401200, 0x40, "/src/demo.c", 31, {}};
+  Profile p;
+  add(p, 1, sample(1, {0x401100, 0x401215}));
+  std::vector<FunctionRow> rows = p.byFunction(c, {});
+  ASSERT_EQ(rows[0].callers.size(), 1u);
+  EXPECT_EQ(rows[0].callers[0].function, "main");
+  EXPECT_EQ(rows[0].callers[0].line, 31u);
 }
 
 TEST(Profile, InclusiveCountsAFunctionOncePerSample) {

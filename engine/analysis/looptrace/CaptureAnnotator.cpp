@@ -51,7 +51,8 @@ CaptureAnnotator::Key CaptureAnnotator::keyOf(uint64_t address, std::string &nam
   if (std::optional<uint64_t> coded = codedFunctionAt(address)) {
     key.start = *coded;
   } else {
-    // Return addresses are symbolized at ret-1 but filed under ret: try both.
+    // A caller's address here is its call (ret - 1), filed there since Capture::callerSymbol;
+    // earlier files filed it under ret: try both.
     const SymbolInfo *symbol = capture_.symbolFor(address);
     if (!symbol || symbol->start == 0)
       symbol = capture_.symbolFor(address + 1);

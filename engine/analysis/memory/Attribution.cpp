@@ -88,7 +88,7 @@ Attributor::Frame Attributor::frame(const std::vector<uint64_t> &stack, size_t i
   // Frames past the first are return addresses: the call that made them sits just before.
   f.pc = index == 0 ? stack[index] : stack[index] - 1;
   f.module = capture_.moduleFor(f.pc);
-  f.symbol = capture_.symbolFor(stack[index]);
+  f.symbol = index == 0 ? capture_.symbolFor(stack[0]) : capture_.callerSymbol(stack[index]);
   return f;
 }
 
