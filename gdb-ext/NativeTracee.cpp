@@ -7,7 +7,6 @@
 #include <csignal>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,12 +15,6 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 constexpr size_t kMaxInstruction = 16;
-
-bool readProcess(int pid, uint64_t address, void *out, size_t size) {
-  iovec local{out, size};
-  iovec remote{reinterpret_cast<void *>(address), size};
-  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
 
 // A signal that stopped the step before the instruction ran, given back to the thread so that
 // GDB receives it as if strobe had never stepped: a fault recurs by itself when GDB runs the
@@ -39,36 +32,13 @@ void requeue(int pid, uint64_t tid, int signo, const siginfo_t &info) {
 
 } // namespace
 
-NativeTracee::NativeTracee(Isa isa, int pid)
-    : isa_(isa),
-      modules_(pid, [pid](uint64_t a, void *out, size_t n) { return readProcess(pid, a, out, n); }),
-      unwinder_(isa), nextPc_(isa),
-      read_([pid](uint64_t a, void *out, size_t n) { return readProcess(pid, a, out, n); }) {}
+NativeTracee::NativeTracee(Isa isa, int pid) : isa_(isa), stack_(isa, pid), nextPc_(isa) {}
 
 bool NativeTracee::readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) {
   if (!ptraceRegisters(isa_, tid, out.regs))
     return false;
   out.tid = tid;
-  uint64_t pc = out.regs[registerTable(isa_).pc];
-  out.stack.assign(1, pc);
-  CfiUnwinder::Frame frame{frameRegisters(isa_, out.regs), pc, 0, true}, caller;
-  uint64_t calleeCfa = 0;
-  while (out.stack.size() < depth) {
-    auto code = modules_.codeAt(frame.exactPc ? frame.pc : frame.pc - 1);
-    if (!code)
-      return false;
-    CfiUnwinder::Result result = unwinder_.step(*code->image, code->bias, frame, caller, read_);
-    if (result == CfiUnwinder::Result::Outermost)
-      break;
-    // Each caller's frame lies above its callee's; anything else is a corrupt stack or an
-    // alternate signal stack, which GDB judges better.
-    if (result == CfiUnwinder::Result::Unknown || (out.stack.size() > 1 && frame.cfa <= calleeCfa))
-      return false;
-    calleeCfa = frame.cfa;
-    out.stack.push_back(caller.pc);
-    frame = caller;
-  }
-  return true;
+  return stack_.walk(out.regs, depth, out.stack);
 }
 
 bool NativeTracee::readExtended(uint64_t tid, ExtendedSnapshot &out) {
@@ -87,12 +57,13 @@ NativeTracee::Step NativeTracee::step(uint64_t tid, const std::unordered_set<uin
   std::array<uint8_t, kMaxInstruction> code{};
   // An instruction at the end of the last page of its mapping is read up to the page's end.
   size_t size = kMaxInstruction;
-  if (!read_(pc, code.data(), size)) {
+  if (!stack_.read()(pc, code.data(), size)) {
     size = std::min<uint64_t>(kMaxInstruction, kPage - pc % kPage);
-    if (!read_(pc, code.data(), size))
+    if (!stack_.read()(pc, code.data(), size))
       return Step::LeftToGdb;
   }
-  auto next = nextPc_.candidates(std::span<const uint8_t>(code.data(), size), pc, regs_, read_);
+  auto next =
+      nextPc_.candidates(std::span<const uint8_t>(code.data(), size), pc, regs_, stack_.read());
   if (!next)
     return Step::LeftToGdb;
   for (uint64_t address : *next)

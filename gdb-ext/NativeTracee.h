@@ -4,9 +4,8 @@
 // method answers "ask GDB" (false, LeftToGdb) for what it cannot do exactly as GDB would.
 #pragma once
 
-#include "CfiUnwinder.h"
 #include "NextPc.h"
-#include "ProcessModules.h"
+#include "native/NativeStack.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -21,21 +20,23 @@ class NativeTracee {
 public:
   NativeTracee(Isa isa, int pid);
 
-  int pid() const { return modules_.pid(); }
+  int pid() const { return stack_.pid(); }
 
   // Registers by ptrace and the stack by the CFI unwinder; false when either cannot answer.
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out);
   bool readExtended(uint64_t tid, ExtendedSnapshot &out);
   // Runtime addresses of the functions named exactly `name` in every mapped ELF module.
   std::vector<uint64_t> functionsNamed(std::string_view name) {
-    return modules_.functionsNamed(name);
+    return stack_.modules().functionsNamed(name);
   }
   // The ELF function symbol covering `pc` in the module mapped there.
   std::optional<ElfImage::FunctionSymbol> functionAt(uint64_t pc) {
-    return modules_.functionAt(pc);
+    return stack_.modules().functionAt(pc);
   }
   // The runtime place of the ELF data object named exactly `name` (see ProcessModules).
-  std::optional<DataLocation> dataNamed(std::string_view name) { return modules_.dataNamed(name); }
+  std::optional<DataLocation> dataNamed(std::string_view name) {
+    return stack_.modules().dataNamed(name);
+  }
 
   enum class Step {
     Done,      // one instruction executed; GDB's register cache is now stale
@@ -48,10 +49,8 @@ public:
 
 private:
   Isa isa_;
-  ProcessModules modules_;
-  CfiUnwinder unwinder_;
+  NativeStack stack_;
   NextPc nextPc_;
-  ReadMemory read_;
   std::vector<uint64_t> regs_; // scratch for step()
 };
 

@@ -2,7 +2,7 @@
 // be shown not to arrive at a breakpoint GDB would have reported.
 #pragma once
 
-#include "CfiUnwinder.h"
+#include "native/CfiUnwinder.h"
 #include "target/Isa.h"
 
 #include <cstdint>

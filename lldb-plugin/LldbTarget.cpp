@@ -324,10 +324,6 @@ std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
 
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
   lldb::SBProcess process = selectedProcess();
-  lldb::SBThread thread = process.GetThreadByID(tid);
-  lldb::SBFrame frame = thread.GetFrameAtIndex(0);
-  if (!frame.IsValid())
-    return false;
   if (setup_.process != process.GetUniqueID())
     learnSetup(); // a breakpoint's handler may read a process no capture was armed on
   const RegisterTable &table = registerTable(setup_.isa);
@@ -336,9 +332,19 @@ bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &o
   filled_.assign(table.regs.size(), false);
   if (setup_.remote)
     setup_.remote->read(tid, out.regs, filled_);
+  // Frame 0 only for what the request did not answer: it costs 6-10 us.
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  lldb::SBFrame frame;
+  auto frameZero = [&] {
+    if (!frame.IsValid())
+      frame = thread.GetFrameAtIndex(0);
+    return frame.IsValid();
+  };
   for (unsigned i = 0; i < table.regs.size(); ++i) {
     if (filled_[i] || setup_.absent[i])
       continue;
+    if (!frameZero())
+      return false;
     // pc, sp and fp come straight from the register context; the rest through SBValues.
     if (i == table.pc)
       out.regs[i] = frame.GetPC();
@@ -353,6 +359,10 @@ bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &o
   }
   if (table.syscallNr && setup_.absent[*table.syscallNr])
     out.regs[*table.syscallNr] = setup_.host ? syscallNumber(tid).value_or(~0ull) : ~0ull;
+  if (setup_.native && setup_.native->walk(out.regs, stackDepth, out.stack))
+    return true;
+  if (!frameZero())
+    return false;
   // One entry per physical frame: LLDB lists inlined calls as frames of their own, sharing the
   // physical frame of the function they were inlined into.
   out.stack.assign(1, out.regs[table.pc]);
@@ -493,6 +503,8 @@ void LldbTarget::learnSetup() {
   setup_.absent.assign(setup_.names.size(), false);
   setup_.remote =
       RemoteRegisters::learn(debugger_, process, setup_.names, registerTable(setup_.isa).ext);
+  if (setup_.host && !isEmulated())
+    setup_.native.emplace(setup_.isa, setup_.pid);
 }
 
 std::unique_ptr<Arming> LldbTarget::arm(Session &session, int signo) {

@@ -6,6 +6,7 @@
 #include "InterruptWatch.h"
 #include "RemoteRegisters.h"
 #include "capture/ProcFile.h"
+#include "native/NativeStack.h"
 #include "target/HostProcess.h"
 #include "target/Target.h"
 
@@ -130,6 +131,7 @@ private:
     std::vector<std::string> names; // the register table as LLDB spells it
     std::vector<bool> absent;       // names this LLDB turned out not to know
     std::optional<RemoteRegisters> remote;
+    std::optional<NativeStack> native; // a process on this host, not emulated
   };
 
   lldb::SBTarget selectedTarget() { return debugger_.GetSelectedTarget(); }

@@ -1,4 +1,4 @@
-#include "ProcessModules.h"
+#include "native/ProcessModules.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -7,7 +7,7 @@
 #include <set>
 #include <sys/sysmacros.h>
 
-namespace strobe::gdb {
+namespace strobe {
 namespace {
 
 constexpr auto kReloadInterval = std::chrono::milliseconds(20);
@@ -146,4 +146,4 @@ std::optional<DataLocation> ProcessModules::dataNamed(std::string_view name) {
   return found;
 }
 
-} // namespace strobe::gdb
+} // namespace strobe

@@ -1,6 +1,6 @@
-#include "ElfImage.h"
+#include "native/ElfImage.h"
 
-#include "ByteCursor.h"
+#include "native/ByteCursor.h"
 #include "target/Demangle.h"
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <tuple>
 #include <unistd.h>
 
-namespace strobe::gdb {
+namespace strobe {
 namespace {
 
 // LLDB's preference among symbols of one address range: global, weak, then the others (local
@@ -294,4 +294,4 @@ std::optional<ElfImage::DataSymbol> ElfImage::dataNamed(std::string_view name) c
   return global ? global : local;
 }
 
-} // namespace strobe::gdb
+} // namespace strobe

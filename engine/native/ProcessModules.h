@@ -4,8 +4,8 @@
 // Target::dataAddress).
 #pragma once
 
-#include "CfiUnwinder.h"
-#include "ElfImage.h"
+#include "native/CfiUnwinder.h"
+#include "native/ElfImage.h"
 #include "target/Target.h"
 
 #include <chrono>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace strobe::gdb {
+namespace strobe {
 
 class ProcessModules {
 public:
@@ -62,4 +62,4 @@ private:
   std::chrono::steady_clock::time_point loadedAt_{};
 };
 
-} // namespace strobe::gdb
+} // namespace strobe

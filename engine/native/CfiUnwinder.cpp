@@ -1,12 +1,12 @@
-#include "CfiUnwinder.h"
+#include "native/CfiUnwinder.h"
 
-#include "ByteCursor.h"
+#include "native/ByteCursor.h"
 
 #include <optional>
 #include <span>
 #include <vector>
 
-namespace strobe::gdb {
+namespace strobe {
 namespace {
 
 // Pointer encodings (LSB Core, .eh_frame).
@@ -744,4 +744,4 @@ FrameRegs frameRegisters(Isa isa, const std::vector<uint64_t> &regs) {
   return frame;
 }
 
-} // namespace strobe::gdb
+} // namespace strobe

@@ -1,5 +1,5 @@
 // Bounds-checked little-endian reads over bytes strobe did not write (ELF files, CFI, inferior
-// memory): a malformed file must fail a lookup, never crash GDB.
+// memory): a malformed file must fail a lookup, never crash the debugger.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-namespace strobe::gdb {
+namespace strobe {
 
 class ByteCursor {
 public:
@@ -92,4 +92,4 @@ private:
   bool ok_ = true;
 };
 
-} // namespace strobe::gdb
+} // namespace strobe

@@ -1,10 +1,10 @@
 // Unwinds one frame with the DWARF call frame information of .eh_frame (found through
-// .eh_frame_hdr), the information GDB's own unwinder uses for such code. Anything it does not
-// model (no CFI, an unusual encoding, an unknown expression operator) answers Unknown, and the
-// caller falls back to GDB.
+// .eh_frame_hdr), the information GDB's and LLDB's own unwinders use for such code. Anything it
+// does not model (no CFI, an unusual encoding, an unknown expression operator) answers Unknown,
+// and the caller falls back to the debugger.
 #pragma once
 
-#include "ElfImage.h"
+#include "native/ElfImage.h"
 #include "target/Isa.h"
 
 #include <array>
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace strobe::gdb {
+namespace strobe {
 
 // A frame's registers in DWARF numbering (x86-64: 0-15 general registers, 16 rip; AArch64:
 // x0-x30, 31 sp).
@@ -54,4 +54,4 @@ private:
 // The engine's registers (registerTable(isa).regs order) as DWARF-numbered frame registers.
 FrameRegs frameRegisters(Isa isa, const std::vector<uint64_t> &regs);
 
-} // namespace strobe::gdb
+} // namespace strobe

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace strobe::gdb {
+namespace strobe {
 
 class ElfImage {
 public:
@@ -84,4 +84,4 @@ private:
   std::vector<uint64_t> reach_;          // reach_[i]: the highest end of byAddress_[0..i]
 };
 
-} // namespace strobe::gdb
+} // namespace strobe
