@@ -382,11 +382,18 @@ bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &o
 
 std::vector<ModuleInfo> LldbTarget::modules() {
   lldb::SBTarget target = selectedTarget();
+  const bool host = isHostProcess();
   std::vector<ModuleInfo> result;
   for (uint32_t m = 0; m < target.GetNumModules(); ++m) {
     lldb::SBModule module = target.GetModuleAtIndex(m);
     ModuleInfo info;
     info.path = fullPath(module.GetFileSpec());
+    // By the file a symbolic link names, as GDB shows it ("libstdc++.so.6.0.30", not the
+    // loader's "libstdc++.so.6").
+    if (char *real = host ? realpath(info.path.c_str(), nullptr) : nullptr) {
+      info.path = real;
+      std::free(real);
+    }
     if (const char *uuid = module.GetUUIDString())
       for (const char *c = uuid; *c; ++c)
         if (*c != '-')
@@ -420,6 +427,9 @@ SymbolInfo LldbTarget::symbolize(uint64_t pc) {
   lldb::SBAddress start, end;
   if (lldb::SBFunction function = context.GetFunction(); function.IsValid()) {
     info.function = function.GetName() ? function.GetName() : "";
+    // LLDB names an extern "C" function of a C++ unit "::leaf(int)"; GDB, "leaf(int)".
+    if (info.function.starts_with("::"))
+      info.function.erase(0, 2);
     start = function.GetStartAddress();
     end = function.GetEndAddress();
   } else if (lldb::SBSymbol symbol = context.GetSymbol(); symbol.IsValid()) {

@@ -127,6 +127,29 @@ def assert_demo_shares(test, report, points=3.0):
         test.assertAlmostEqual(shares[function], expected, delta=points, msg=report)
 
 
+# `calls` calling leaf() at the bottom of four descend() frames, for ever.
+CALLS_FOR_EVER = ["1000000000", "4"]
+STACK_CAPTURE = "strobe record --samples 300 --stack 12 --frequency 1000 --overhead 100"
+STACK_REPORT = "strobe profile --callers --top 20"
+
+
+def assert_calls_stacks(test, report):
+    """STACK_REPORT of a STACK_CAPTURE of `calls` CALLS_FOR_EVER: deep stacks reach the callers
+    (through libc and libstdc++), and a caller's line is its call's, not the line after it."""
+    inclusive = {}
+    for line in report.splitlines():
+        m = re.match(r"\s*\d+\s+[\d.]+%\s+±[\d.]+\s+\S+ \S+\s+([\d.]+)%\s+\S+\s+(.+?)\s*$", line)
+        if m:
+            inclusive.setdefault(m.group(2), float(m.group(1)))
+    # Only calls() and main() run outside descend(), a few instructions per leaf() call.
+    test.assertGreaterEqual(inclusive.get("descend(int, int)", 0), 95.0, report)
+    test.assertGreaterEqual(inclusive.get("leaf(int)", 0), 50.0, report)
+    # leaf() calls on lines 13 (new) and 15 (delete); line 16 follows the second call.
+    call_lines = re.findall(r"<-\s+[\d.]+% leaf\(int\) \(calls\.cpp:(\d+)\)", report)
+    test.assertTrue(call_lines, report)
+    test.assertLessEqual(set(call_lines), {"13", "15"}, report)
+
+
 def require_built(*paths):
     """Skips the test when a debugger's front-end (LLDB_PLUGIN, GDB_SCRIPT) was not built."""
     for path in (*paths, FIXTURES):

@@ -103,6 +103,18 @@ class AttachedAndRemoteTest(unittest.TestCase):
         self.assertEqual(ranking, ["compute_sixty", "compute_thirty", "compute_ten"], out)
 
 
+class StacksTest(unittest.TestCase):
+    def setUp(self):
+        require_gdb()
+
+    def test_deep_stacks_name_every_caller(self):
+        rc, out = harness.gdb(["break leaf", "run", "delete", harness.STACK_CAPTURE,
+                               harness.STACK_REPORT],
+                              harness.fixture("calls"), harness.CALLS_FOR_EVER)
+        self.assertEqual(rc, 0, out)
+        harness.assert_calls_stacks(self, out)
+
+
 class ThreadsTest(unittest.TestCase):
     def setUp(self):
         require_gdb()

@@ -52,6 +52,13 @@ class LldbCapture(unittest.TestCase):
         self.assertEqual(samples, 2500, out)
         harness.assert_demo_shares(self, out)
 
+    def test_deep_stacks_name_every_caller(self):
+        rc, out = harness.lldb(["b leaf", "run", "breakpoint delete 1", harness.STACK_CAPTURE,
+                                harness.STACK_REPORT],
+                               harness.fixture("calls"), harness.CALLS_FOR_EVER)
+        self.assertEqual(rc, 0, out)
+        harness.assert_calls_stacks(self, out)
+
     def test_attached_process(self):
         with harness.Background([harness.fixture("demo"), "0"]) as demo:
             rc, out = harness.lldb([f"process attach -p {demo.pid}",
