@@ -16,6 +16,9 @@ namespace strobe {
 namespace {
 
 constexpr uint64_t kSymbolizeEveryNs = 1'000'000'000;
+// A routine sample must leave the checkpoint to a stop that onStop() takes: it may not start so
+// close to the checkpoint that its own reading crosses it.
+constexpr uint64_t kRoutineMarginNs = 10'000'000;
 
 } // namespace
 
@@ -138,7 +141,7 @@ void Session::Impl::arm(const SamplingPlan &plan) {
     captureStartNs = next->startNs;
     profile = Profile();
   }
-  latencyNs = readNs = 0;
+  latencyNs = readNs = routineStops = 0;
   captureOrigin = "live";
   endMessage.clear();
   live = std::move(next);
@@ -201,6 +204,37 @@ static bool endsTheProcess(const StopEvent &event) {
          std::find(std::begin(crashes), std::end(crashes), event.signo) != std::end(crashes);
 }
 
+uint64_t Session::Impl::sampleStop() {
+  uint64_t begin = monotonicNs();
+  if (auto latency = live->timer->acknowledge())
+    latencyNs += *latency;
+  size_t first = capture->samples.size();
+  live->sampler.sampleAllThreads(begin - live->startNs);
+  for (size_t i = first; i < capture->samples.size(); ++i)
+    profile.add(capture->samples[i]);
+  if (live->afterSamples)
+    live->afterSamples(first);
+  ++capture->stops;
+  uint64_t end = monotonicNs();
+  readNs += end - begin;
+  return end;
+}
+
+bool Session::Impl::takeRoutineSample(const StopEvent &event) {
+  // Not the capture's last stop (a duration or a sample count reached), nor one due to symbolize
+  // (which asks the debugger about code), nor one whose `strobe loop` hook reads the program.
+  bool routine = live && event.kind == StopEvent::Kind::Signal && event.signo == live->signo &&
+                 !live->afterSamples && !live->timer->finalRequested() &&
+                 !(live->sampleLimit && capture->stops + 1 >= *live->sampleLimit) &&
+                 monotonicNs() - live->lastSymbolizeNs < kSymbolizeEveryNs - kRoutineMarginNs;
+  if (!routine)
+    return false;
+  sampleStop();
+  ++routineStops;
+  live->timer->resumed();
+  return true;
+}
+
 Verdict Session::Impl::onStop(const StopEvent &event) {
   if (tracker && endsTheProcess(event)) {
     // The debugger is the surviving observer: say what the heap held before the user looks.
@@ -216,18 +250,7 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
   if (event.kind == StopEvent::Kind::Signal && event.signo == live->signo) {
     // Every sample signal while armed is strobe's: one in flight, or one sent just before the
     // previous capture ended and kept silent for exactly this reason.
-    uint64_t begin = monotonicNs();
-    if (auto latency = live->timer->acknowledge())
-      latencyNs += *latency;
-    size_t first = capture->samples.size();
-    live->sampler.sampleAllThreads(begin - live->startNs);
-    for (size_t i = first; i < capture->samples.size(); ++i)
-      profile.add(capture->samples[i]);
-    if (live->afterSamples)
-      live->afterSamples(first);
-    ++capture->stops;
-    uint64_t end = monotonicNs();
-    readNs += end - begin;
+    uint64_t end = sampleStop();
     if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs)
       live->checkpoint();
     live->timer->resumed(); // the rest of this stop is ending the capture or the resume
@@ -258,6 +281,8 @@ std::string Session::Impl::status() const {
   if (captureOrigin == "live" && capture->stops)
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
+  if (routineStops)
+    cost += fmt::format("; {} sampled before the debugger made the stop public", routineStops);
   if (live) {
     std::string pacing = pacingNote(*live, capture->header.periodNs, monotonicNs());
     if (!pacing.empty())
@@ -419,6 +444,14 @@ bool Session::execute(std::string_view args, std::string &out) {
   } catch (const std::exception &e) {
     out += fmt::format("error: {}\n", e.what());
     return false;
+  }
+}
+
+bool Session::takeRoutineSample(const StopEvent &event) {
+  try {
+    return impl_->takeRoutineSample(event);
+  } catch (const std::exception &) {
+    return false; // onStop() takes the stop again and ends the capture with the reason
   }
 }
 

@@ -102,8 +102,9 @@ struct Session::Impl {
   std::vector<std::string> transparent; // --transparent: the user's allocator wrappers
   std::string endMessage; // how the last live capture ended, for the command that waits on it
   // What strobe's own stops cost in the last live capture (the debugger's share is the rest).
-  uint64_t latencyNs = 0; // signal sent -> stop reported to the engine, summed
-  uint64_t readNs = 0;    // reading every thread at a stop, summed
+  uint64_t latencyNs = 0;    // signal sent -> stop reported to the engine, summed
+  uint64_t readNs = 0;       // reading every thread at a stop, summed
+  uint64_t routineStops = 0; // of them, taken by takeRoutineSample()
 
   bool run(const ParsedCommand &cmd, std::string &out);
 
@@ -137,6 +138,9 @@ struct Session::Impl {
   std::string heapTablesAtEnd(const std::string &why);
   void finish(const std::string &reason);
   Verdict onStop(const StopEvent &event);
+  // Samples every thread at a sample stop and counts it; returns when it was done.
+  uint64_t sampleStop();
+  bool takeRoutineSample(const StopEvent &event);
   std::string status() const;
 };
 

@@ -88,6 +88,7 @@ public:
   }
   std::vector<ModuleInfo> modules() override { return moduleTable; }
   SymbolInfo symbolize(uint64_t pc) override {
+    symbolizedInRoutineSample += inRoutineSample;
     auto it = symbolTable.upper_bound(pc);
     if (it == symbolTable.begin())
       return {};
@@ -136,6 +137,16 @@ public:
       while (sem_timedwait(&signalArrived.posted, &deadline) != 0 && errno == EINTR)
         ;
       StopEvent event{StopEvent::Kind::Signal, 1001, Session::sampleSignal(), 0, ""};
+      if (routineStops) {
+        inRoutineSample = true;
+        bool taken = session->takeRoutineSample(event);
+        inRoutineSample = false;
+        if (taken) {
+          ++routineSamples;
+          ++stops;
+          continue;
+        }
+      }
       Verdict v = session->onStop(event);
       verdicts.push_back(v);
       ++stops;
@@ -151,6 +162,11 @@ public:
   void print(std::string_view text) override { printed += text; }
 
   Session *session = nullptr;
+  // Offers each sample stop to Session::takeRoutineSample() first, as the LLDB plugin does.
+  bool routineStops = false;
+  bool inRoutineSample = false;
+  size_t routineSamples = 0;
+  size_t symbolizedInRoutineSample = 0;
 };
 
 } // namespace strobe::testing

@@ -179,3 +179,45 @@ TEST_F(SessionTest, SamplesAreSymbolizedWithCallersAtReturnAddressMinusOne) {
   EXPECT_NE(out.find("edge"), std::string::npos) << out;
   EXPECT_NE(out.find("caller_of_hot (app.c:30)"), std::string::npos) << out;
 }
+
+TEST_F(SessionTest, RoutineSamplesLeaveTheLastStopAndSymbolizingToOnStop) {
+  target.routineStops = true;
+  std::string out = run("record --samples 6 --frequency 2000");
+  EXPECT_NE(out.find("sampling ended: 6 sample stops were taken; 12 samples of 2 threads"),
+            std::string::npos)
+      << out;
+  // Only the last stop, which ends the capture, goes through onStop().
+  EXPECT_EQ(target.routineSamples, 5u);
+  ASSERT_EQ(target.verdicts.size(), 1u);
+  EXPECT_EQ(target.verdicts[0], Verdict::StopQuietly);
+  EXPECT_EQ(target.symbolizedInRoutineSample, 0u);
+  EXPECT_FALSE(target.armed);
+  EXPECT_NE(run("status").find("; 5 sampled before the debugger made the stop public"),
+            std::string::npos);
+  // Routine samples count like the others: thread 1001's six pcs cycle through its script.
+  ASSERT_TRUE(session.execute("profile --by function --thread 1001", out)) << out;
+  EXPECT_NE(out.find("      4   66.7%"), std::string::npos) << out;
+}
+
+TEST_F(SessionTest, AStopDueToSymbolizeIsNotRoutine) {
+  target.routineStops = true;
+  target.readDelay = std::chrono::milliseconds(250); // two threads: 0.5 s a stop
+  run("record --samples 4 --frequency 1000 --overhead 1000");
+  // Stops 1 and 2 start before the first second is over (at 0 and 0.55 s: --overhead paces the
+  // next stop 50 ms after one that took 0.5 s); stop 3, after 1.1 s, must symbolize.
+  EXPECT_EQ(target.routineSamples, 2u);
+  ASSERT_EQ(target.verdicts.size(), 2u);
+  EXPECT_EQ(target.verdicts[0], Verdict::Resume);
+  EXPECT_EQ(target.verdicts[1], Verdict::StopQuietly);
+  EXPECT_EQ(target.symbolizedInRoutineSample, 0u);
+}
+
+TEST_F(SessionTest, TheStopThatEndsTheDurationIsNeverRoutine) {
+  target.routineStops = true;
+  std::string out = run("record --duration 60ms --frequency 1000 --overhead 100");
+  EXPECT_NE(out.find("the duration was reached"), std::string::npos) << out;
+  EXPECT_GE(target.routineSamples, 5u);
+  ASSERT_FALSE(target.verdicts.empty());
+  EXPECT_EQ(target.verdicts.back(), Verdict::StopQuietly);
+  EXPECT_EQ(target.symbolizedInRoutineSample, 0u);
+}
