@@ -47,7 +47,7 @@ void BackgroundSampler::stop() {
 void BackgroundSampler::run() {
   samplerOfThisThread = this;
   for (;;) {
-    lldb::SBError error = LldbTarget::continueProcess(process_);
+    lldb::SBError error = target_.continueSampling(process_, false);
     StopEvent event;
     if (error.Success())
       event = target_.describeStop(process_);

@@ -2,6 +2,7 @@
 
 #include "BackgroundSampler.h"
 #include "Locations.h"
+#include "StopReplyTap.h"
 #include "command/Session.h"
 #include "target/Demangle.h"
 #include "target/GdbSignals.h"
@@ -198,9 +199,18 @@ public:
     target_.armedSignal_ = signo;
     target_.armedHostSignal_ = hostSigno;
     target_.interceptContinue(true);
+    // Where strobe can read the stopped thread's memory itself and lldb-server's stop reply
+    // holds its registers, sample stops need not be public (see StopReplyTap).
+    const LldbTarget::CaptureSetup &setup = target_.setup_;
+    if (hostSigno != 0 && setup.remote && setup.native)
+      tap_.emplace(StopReplyTap::of(target_.debugger_), signals, signo,
+                   [this](std::string_view reply, uint64_t tid) {
+                     return target_.takeSampleFromReply(reply, tid);
+                   });
   }
 
   ~LldbArming() override {
+    tap_.reset();
     target_.armedSession_ = nullptr;
     target_.syscallFiles_.closeAll(); // the debugger keeps no file of a program it is done sampling
     target_.interceptContinue(false);
@@ -220,6 +230,7 @@ public:
 private:
   LldbTarget &target_;
   LldbTarget::SignalHandling saved_;
+  std::optional<StopReplyTap::Armed> tap_;
 };
 
 LldbTarget::LldbTarget(lldb::SBDebugger debugger)
@@ -234,6 +245,16 @@ lldb::SBError LldbTarget::continueProcess(lldb::SBProcess &process) {
       break;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  return error;
+}
+
+lldb::SBError LldbTarget::continueSampling(lldb::SBProcess &process, bool holdingSession) {
+  StopReplyTap &tap = StopReplyTap::of(debugger_);
+  tap.beforeResume();
+  sessionParked_ = holdingSession;
+  lldb::SBError error = continueProcess(process);
+  sessionParked_ = false;
+  tap.afterResume();
   return error;
 }
 
@@ -303,6 +324,8 @@ bool LldbTarget::isEmulated() {
 }
 
 std::vector<uint64_t> LldbTarget::threads() {
+  if (reply_.inSample)
+    return {reply_.tid};
   lldb::SBProcess process = selectedProcess();
   std::vector<uint64_t> ids;
   uint32_t count = process.GetNumThreads();
@@ -322,7 +345,45 @@ std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
   return static_cast<uint64_t>(*number);
 }
 
+bool LldbTarget::takeSampleFromReply(std::string_view reply, uint64_t tid) {
+  // The engine is this thread's only if nobody else holds it, or if its holder waits in the
+  // resume that this stop belongs to (see sampleInForeground()).
+  std::unique_lock lock(sessionMutex_, std::try_to_lock);
+  if ((!lock.owns_lock() && !sessionParked_) || !armedSession_ || interruptRequested() ||
+      !reply_.depth)
+    return false;
+  const RegisterTable &table = registerTable(setup_.isa);
+  ThreadSnapshot &snapshot = reply_.snapshot;
+  snapshot.tid = tid;
+  snapshot.regs.assign(table.regs.size(), 0);
+  filled_.assign(table.regs.size(), false);
+  setup_.remote->fill(reply, snapshot.regs, filled_);
+  for (size_t i = 0; i < table.regs.size(); ++i)
+    if (!filled_[i] && i != table.syscallNr)
+      return false;
+  if (table.syscallNr)
+    snapshot.regs[*table.syscallNr] = syscallNumber(tid).value_or(~0ull);
+  if (!setup_.native->walk(snapshot.regs, reply_.depth, snapshot.stack))
+    return false;
+  reply_.tid = tid;
+  reply_.inSample = true;
+  bool taken = armedSession_->takeRoutineSample(
+      {StopEvent::Kind::Signal, tid, armedHostSignal_, 0, "sample stop"});
+  reply_.inSample = false;
+  return taken;
+}
+
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
+  if (reply_.inSample) {
+    if (tid != reply_.tid)
+      return false;
+    out = reply_.snapshot;
+    // The depth of the capture's last public sample, which is the engine's depth but for a
+    // breakpoint's handler with its own: walk again from the same registers.
+    return stackDepth == reply_.depth || setup_.native->walk(out.regs, stackDepth, out.stack);
+  }
+  if (armedSession_)
+    reply_.depth = stackDepth;
   lldb::SBProcess process = selectedProcess();
   if (setup_.process != process.GetUniqueID())
     learnSetup(); // a breakpoint's handler may read a process no capture was armed on
@@ -511,6 +572,7 @@ void LldbTarget::learnSetup() {
   for (std::string_view name : registerTable(setup_.isa).regs)
     setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
   setup_.absent.assign(setup_.names.size(), false);
+  reply_.depth = 0;
   setup_.remote =
       RemoteRegisters::learn(debugger_, process, setup_.names, registerTable(setup_.isa).ext);
   if (setup_.host && !isEmulated())
@@ -693,7 +755,7 @@ StopEvent LldbTarget::runUntilUserStop() {
 StopEvent LldbTarget::sampleInForeground(lldb::SBProcess &process) {
   SynchronousExecution synchronous(debugger_);
   for (;;) {
-    lldb::SBError error = continueProcess(process);
+    lldb::SBError error = continueSampling(process, true);
     StopEvent event;
     if (error.Success())
       event = describeStop(process);

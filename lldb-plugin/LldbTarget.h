@@ -17,6 +17,7 @@
 #include <lldb/API/SBThread.h>
 #include <lldb/API/SBUnixSignals.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -88,6 +89,10 @@ public:
   // the process's stop lock for an SB call (a Python command reading `lldb.frame`, say): such a
   // failure must not end a capture.
   static lldb::SBError continueProcess(lldb::SBProcess &process);
+  // continueProcess() for a resume that samples: sample stops may be taken from lldb-server's
+  // stop reply meanwhile (see StopReplyTap). `holdingSession`: this thread holds the session
+  // mutex, and gives the engine to the reply's thread until the resume returns.
+  lldb::SBError continueSampling(lldb::SBProcess &process, bool holdingSession);
   // Why `process` stopped, preferring a reason strobe did not cause.
   StopEvent describeStop(lldb::SBProcess &process);
   // The stop of one thread as its own reason describes it (a signal in the host's numbering).
@@ -143,6 +148,9 @@ private:
   // The thread stopped at one of strobe's breakpoints and nothing else.
   bool stoppedAtHiddenBreakpoint(lldb::SBThread &thread);
   std::optional<uint64_t> syscallNumber(uint64_t tid);
+  // StopReplyTap's Take: the sample of a stop lldb-server's reply describes, if the engine takes
+  // it as a routine one.
+  bool takeSampleFromReply(std::string_view reply, uint64_t tid);
   // The user's handling back; or, when a sample signal may still arrive, the signal discarded
   // silently (stop, notify and pass off) so that it cannot reach the program.
   void restoreSignal(const SignalHandling &handling, bool silent);
@@ -167,6 +175,15 @@ private:
   CaptureSetup setup_;
   HostProcessLookup hosts_;
   std::vector<bool> filled_; // reused by readThread()
+  // A sample taken from a stop reply (takeSampleFromReply()): while the engine takes it,
+  // threads() and readThread() answer from the reply.
+  struct ReplySample {
+    bool inSample = false;
+    uint64_t tid = 0;
+    ThreadSnapshot snapshot;
+    unsigned depth = 0; // the stack depth of the capture's samples; 0 before its first
+  } reply_;
+  std::atomic<bool> sessionParked_{false};
   // Each thread's /proc/PID/task/TID/syscall, kept open: every sample of every thread reads it,
   // and inside a capture here an open, read and close cost 36-43 us, a read of the open file
   // 4-6 us. Files of threads no longer listed are closed by threads(), once per stop.

@@ -52,6 +52,15 @@ template <typename Visit> void forEachField(std::string_view reply, Visit visit)
 
 } // namespace
 
+std::optional<std::string_view> replyField(std::string_view reply, std::string_view key) {
+  std::optional<std::string_view> found;
+  forEachField(reply, [&](std::string_view k, std::string_view value) {
+    if (!found && k == key)
+      found = value;
+  });
+  return found;
+}
+
 std::string RemoteRegisters::request(const std::string &packet) {
   command_ = "process plugin packet send ";
   command_ += packet;
@@ -152,23 +161,27 @@ bool RemoteRegisters::readExtended(uint64_t tid, std::vector<uint64_t> &values) 
 void RemoteRegisters::read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled) {
   char packet[48];
   std::snprintf(packet, sizeof packet, "qThreadStopInfo%llx", static_cast<unsigned long long>(tid));
-  std::string reply = request(packet);
+  fill(request(packet), values, filled);
+}
+
+void RemoteRegisters::fill(std::string_view reply, std::vector<uint64_t> &values,
+                           std::vector<bool> &filled) const {
   // "T<signal>key:value;...": a register's key is its number in hex.
+  reply = reply.substr(0, reply.find('#'));
   if (reply.size() < 3 || reply[0] != 'T')
     return;
-  forEachField(std::string_view(reply).substr(3),
-               [&](std::string_view key, std::string_view value) {
-                 std::optional<unsigned> number = hexNumber(key);
-                 if (!number)
-                   return;
-                 auto slot = slotOf_.find(*number);
-                 if (slot == slotOf_.end())
-                   return;
-                 if (std::optional<uint64_t> parsed = littleEndianHex(value)) {
-                   values[slot->second] = *parsed;
-                   filled[slot->second] = true;
-                 }
-               });
+  forEachField(reply.substr(3), [&](std::string_view key, std::string_view value) {
+    std::optional<unsigned> number = hexNumber(key);
+    if (!number)
+      return;
+    auto slot = slotOf_.find(*number);
+    if (slot == slotOf_.end())
+      return;
+    if (std::optional<uint64_t> parsed = littleEndianHex(value)) {
+      values[slot->second] = *parsed;
+      filled[slot->second] = true;
+    }
+  });
 }
 
 } // namespace strobe::lldb_plugin

@@ -33,6 +33,9 @@
 
 namespace strobe::lldb_plugin {
 
+// The value of field `key` in a gdb-remote reply of "key:value;" fields; nullopt without one.
+std::optional<std::string_view> replyField(std::string_view reply, std::string_view key);
+
 class RemoteRegisters {
 public:
   // Learns lldb-server's numbers for `names` and where `ext` lies in a `g` reply (one request
@@ -44,6 +47,8 @@ public:
 
   // values[i] for every register of `names` the thread's stop reply holds; filled[i] says which.
   void read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled);
+  // The same from a stop reply at hand ("T<signal>key:value;...", up to an optional '#').
+  void fill(std::string_view reply, std::vector<uint64_t> &values, std::vector<bool> &filled) const;
   // The `ext` registers in ExtendedSnapshot layout; false unless every one of them was read.
   bool readExtended(uint64_t tid, std::vector<uint64_t> &values);
 

@@ -52,6 +52,28 @@ class LldbCapture(unittest.TestCase):
         self.assertEqual(samples, 2500, out)
         harness.assert_demo_shares(self, out)
 
+    def test_sample_stops_stay_inside_lldb_and_user_logs_still_print(self):
+        # Sample stops are taken from lldb-server's stop replies, which strobe reads through
+        # LLDB's packet log: the packets must not reach the user, and a log the user enables
+        # afterwards must.
+        rc, out = harness.lldb(
+            ["b main", "run", "breakpoint delete 1",
+             "strobe record --duration 1 --frequency 500 --overhead 100", "strobe status",
+             "log enable lldb commands", "strobe status", "log disable lldb commands"],
+            harness.fixture("demo"), ["30"])
+        self.assertEqual(rc, 0, out)
+        m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop "
+                      r"public", out)
+        self.assertIsNotNone(m, out)
+        stops, private = int(m.group(1)), int(m.group(2))
+        # Public: the first (it sets the stack depth), the last, one a second to name what was
+        # sampled, and any whose stack strobe's unwinder leaves to LLDB.
+        self.assertGreaterEqual(stops, 50, out)
+        self.assertGreaterEqual(private, 0.9 * stops, out)
+        self.assertNotIn("read packet", out)
+        self.assertNotIn("send packet", out)
+        self.assertIn("Processing command: strobe status", out)
+
     def test_deep_stacks_name_every_caller(self):
         rc, out = harness.lldb(["b leaf", "run", "breakpoint delete 1", harness.STACK_CAPTURE,
                                 harness.STACK_REPORT],
