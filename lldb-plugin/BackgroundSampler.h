@@ -14,9 +14,9 @@
 // thread, which shows it as `process status` would. While the thread runs the debugger is
 // synchronous (SBProcess::Continue() picks its mode from that flag); it is put back at the end.
 //
-// Each of strobe's stops is public for the time it is read: a command the user types at that
-// moment sees the process stopped (`process interrupt` then answers "Process is not running";
-// `strobe stop` always works).
+// Most sample stops never become public (StopReplyTap); each of the others is public for the time
+// it is read: a command the user types at that moment sees the process stopped (`process
+// interrupt` then answers "Process is not running"; `strobe stop` always works).
 #pragma once
 
 #include <lldb/API/SBDebugger.h>
