@@ -21,8 +21,6 @@ std::optional<unsigned> number(std::string_view text, int base) {
   return value;
 }
 
-std::optional<unsigned> hexNumber(std::string_view text) { return number(text, 16); }
-
 // A register value as the protocol sends it: its bytes in target (little-endian) order, in hex.
 std::optional<uint64_t> littleEndianHex(std::string_view text) {
   if (text.empty() || text.size() % 2 != 0 || text.size() > 16)
@@ -51,6 +49,8 @@ template <typename Visit> void forEachField(std::string_view reply, Visit visit)
 }
 
 } // namespace
+
+std::optional<unsigned> hexNumber(std::string_view text) { return number(text, 16); }
 
 std::optional<std::string_view> replyField(std::string_view reply, std::string_view key) {
   std::optional<std::string_view> found;

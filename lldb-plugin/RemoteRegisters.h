@@ -33,6 +33,10 @@
 
 namespace strobe::lldb_plugin {
 
+// A number the protocol writes in hex (a register number, a signal, a thread id); nullopt unless
+// `text` is nothing but hex digits.
+std::optional<unsigned> hexNumber(std::string_view text);
+
 // The value of field `key` in a gdb-remote reply of "key:value;" fields; nullopt without one.
 std::optional<std::string_view> replyField(std::string_view reply, std::string_view key);
 

@@ -6,21 +6,12 @@
 #include <lldb/API/SBCommandReturnObject.h>
 #include <lldb/API/SBFile.h>
 
-#include <charconv>
 #include <map>
 
 namespace strobe::lldb_plugin {
 namespace {
 
 constexpr const char *kPacketCategories[] = {"packets", nullptr};
-
-std::optional<uint64_t> hexValue(std::string_view text) {
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    return std::nullopt;
-  return value;
-}
 
 } // namespace
 
@@ -87,7 +78,7 @@ void StopReplyTap::onLine(std::string_view line) {
   if (!armed_ || !resuming_ || at == line.npos || line.find("history[") != line.npos)
     return;
   std::string_view reply = line.substr(at + kReply.size() - 1);
-  if (hexValue(reply.substr(1, 2)) != static_cast<uint64_t>(signo_))
+  if (hexNumber(reply.substr(1, 2)) != static_cast<unsigned>(signo_))
     return;
   if (!takeReply(reply)) {
     signals_.SetShouldStop(signo_, true); // read before LLDB decides on this very stop
@@ -103,7 +94,7 @@ bool StopReplyTap::takeReply(std::string_view reply) {
   if (!threads || threads->find(',') != threads->npos || !thread)
     return false;
   // "p<pid>.<tid>" with multiprocess extensions, else "<tid>".
-  std::optional<uint64_t> tid = hexValue(thread->substr(thread->find('.') + 1));
+  std::optional<unsigned> tid = hexNumber(thread->substr(thread->find('.') + 1));
   return tid && take_(reply, *tid);
 }
 
