@@ -324,8 +324,8 @@ bool LldbTarget::isEmulated() {
 }
 
 std::vector<uint64_t> LldbTarget::threads() {
-  if (reply_.inSample)
-    return {reply_.tid};
+  if (reply_.active())
+    return reply_.threads();
   lldb::SBProcess process = selectedProcess();
   std::vector<uint64_t> ids;
   uint32_t count = process.GetNumThreads();
@@ -350,10 +350,10 @@ bool LldbTarget::takeSampleFromReply(std::string_view reply, uint64_t tid) {
   // resume that this stop belongs to (see sampleInForeground()).
   std::unique_lock lock(sessionMutex_, std::try_to_lock);
   if ((!lock.owns_lock() && !sessionParked_) || !armedSession_ || interruptRequested() ||
-      !reply_.depth)
+      !reply_.depth())
     return false;
   const RegisterTable &table = registerTable(setup_.isa);
-  ThreadSnapshot &snapshot = reply_.snapshot;
+  ThreadSnapshot &snapshot = reply_.snapshot();
   snapshot.tid = tid;
   snapshot.regs.assign(table.regs.size(), 0);
   filled_.assign(table.regs.size(), false);
@@ -363,27 +363,16 @@ bool LldbTarget::takeSampleFromReply(std::string_view reply, uint64_t tid) {
       return false;
   if (table.syscallNr)
     snapshot.regs[*table.syscallNr] = syscallNumber(tid).value_or(~0ull);
-  if (!setup_.native->walk(snapshot.regs, reply_.depth, snapshot.stack))
+  if (!setup_.native->walk(snapshot.regs, reply_.depth(), snapshot.stack))
     return false;
-  reply_.tid = tid;
-  reply_.inSample = true;
-  bool taken = armedSession_->takeRoutineSample(
-      {StopEvent::Kind::Signal, tid, armedHostSignal_, 0, "sample stop"});
-  reply_.inSample = false;
-  return taken;
+  return reply_.offer(*armedSession_, armedHostSignal_);
 }
 
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
-  if (reply_.inSample) {
-    if (tid != reply_.tid)
-      return false;
-    out = reply_.snapshot;
-    // The depth of the capture's last public sample, which is the engine's depth but for a
-    // breakpoint's handler with its own: walk again from the same registers.
-    return stackDepth == reply_.depth || setup_.native->walk(out.regs, stackDepth, out.stack);
-  }
+  if (reply_.active())
+    return reply_.readThread(tid, stackDepth, out, *setup_.native);
   if (armedSession_)
-    reply_.depth = stackDepth;
+    reply_.noteDepth(stackDepth);
   lldb::SBProcess process = selectedProcess();
   if (setup_.process != process.GetUniqueID())
     learnSetup(); // a breakpoint's handler may read a process no capture was armed on
@@ -572,7 +561,7 @@ void LldbTarget::learnSetup() {
   for (std::string_view name : registerTable(setup_.isa).regs)
     setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
   setup_.absent.assign(setup_.names.size(), false);
-  reply_.depth = 0;
+  reply_.noteDepth(0);
   setup_.remote =
       RemoteRegisters::learn(debugger_, process, setup_.names, registerTable(setup_.isa).ext);
   if (setup_.host && !isEmulated())

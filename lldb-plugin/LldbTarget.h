@@ -6,6 +6,7 @@
 #include "InterruptWatch.h"
 #include "RemoteRegisters.h"
 #include "capture/ProcFile.h"
+#include "command/RoutineSample.h"
 #include "native/NativeStack.h"
 #include "target/HostProcess.h"
 #include "target/Target.h"
@@ -175,14 +176,7 @@ private:
   CaptureSetup setup_;
   HostProcessLookup hosts_;
   std::vector<bool> filled_; // reused by readThread()
-  // A sample taken from a stop reply (takeSampleFromReply()): while the engine takes it,
-  // threads() and readThread() answer from the reply.
-  struct ReplySample {
-    bool inSample = false;
-    uint64_t tid = 0;
-    ThreadSnapshot snapshot;
-    unsigned depth = 0; // the stack depth of the capture's samples; 0 before its first
-  } reply_;
+  RoutineSample reply_;      // a sample taken from a stop reply (takeSampleFromReply())
   std::atomic<bool> sessionParked_{false};
   // Each thread's /proc/PID/task/TID/syscall, kept open: every sample of every thread reads it,
   // and inside a capture here an open, read and close cost 36-43 us, a read of the open file

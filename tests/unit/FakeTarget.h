@@ -2,6 +2,7 @@
 // tables, and a runUntilUserStop() that delivers the timer's real signals as stops to the session.
 #pragma once
 
+#include "command/RoutineSample.h"
 #include "command/Session.h"
 #include "target/Target.h"
 
@@ -70,8 +71,25 @@ public:
   int pid() override { return getpid(); }
   bool isHostProcess() override { return true; }
   bool isEmulated() override { return false; }
-  std::vector<uint64_t> threads() override { return threadIds; }
+  std::vector<uint64_t> threads() override {
+    return routine.active() ? routine.threads() : threadIds;
+  }
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) override {
+    if (routine.active())
+      return routine.readThread(tid, depth, out, *this);
+    routine.noteDepth(depth);
+    return readScripted(tid, depth, out);
+  }
+  // The stack of RoutineSample's walker: the scripted caller.
+  bool walk(const std::vector<uint64_t> &regs, unsigned depth, std::vector<uint64_t> &stack) {
+    ++rewalks;
+    const uint64_t pc = regs[registerTable(Isa::X86_64).pc];
+    stack = {pc};
+    if (depth > 1)
+      stack.push_back(pc + 0x1000);
+    return true;
+  }
+  bool readScripted(uint64_t tid, unsigned depth, ThreadSnapshot &out) {
     std::this_thread::sleep_for(readDelay);
     auto it = script.find(tid);
     if (it == script.end() || it->second.empty())
@@ -139,7 +157,12 @@ public:
       StopEvent event{StopEvent::Kind::Signal, 1001, Session::sampleSignal(), 0, ""};
       if (routineStops) {
         inRoutineSample = true;
-        bool taken = session->takeRoutineSample(event);
+        // Through RoutineSample, as the front-ends do: thread 1001 read first, alone.
+        bool taken = oneThreadRoutines
+                         ? routine.depth() &&
+                               readScripted(1001, routine.depth(), routine.snapshot()) &&
+                               routine.offer(*session, event.signo)
+                         : session->takeRoutineSample(event);
         inRoutineSample = false;
         if (taken) {
           ++routineSamples;
@@ -164,6 +187,10 @@ public:
   Session *session = nullptr;
   // Offers each sample stop to Session::takeRoutineSample() first, as the LLDB plugin does.
   bool routineStops = false;
+  // ...through a RoutineSample of thread 1001 alone, as the front-ends do.
+  bool oneThreadRoutines = false;
+  RoutineSample routine;
+  size_t rewalks = 0;
   bool inRoutineSample = false;
   size_t routineSamples = 0;
   size_t symbolizedInRoutineSample = 0;

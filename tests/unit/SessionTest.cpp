@@ -199,6 +199,22 @@ TEST_F(SessionTest, RoutineSamplesLeaveTheLastStopAndSymbolizingToOnStop) {
   EXPECT_NE(out.find("      4   66.7%"), std::string::npos) << out;
 }
 
+TEST_F(SessionTest, ARoutineSampleHoldsTheOneThreadReadBeforeTheOffer) {
+  target.routineStops = true;
+  target.oneThreadRoutines = true;
+  std::string out = run("record --samples 6 --frequency 2000 --stack 3");
+  // The first stop teaches the depth and the last ends the capture, each through onStop() with
+  // both threads; the four between hold thread 1001 alone.
+  EXPECT_NE(out.find("sampling ended: 6 sample stops were taken; 8 samples of 2 threads"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(target.routineSamples, 4u);
+  EXPECT_EQ(target.routine.depth(), 3u);
+  EXPECT_EQ(target.rewalks, 0u); // the sampler read at the depth the snapshot was read with
+  ASSERT_TRUE(session.execute("profile --by function --thread 1002", out)) << out;
+  EXPECT_NE(out.find("strobe profile: 2 samples"), std::string::npos) << out;
+}
+
 TEST_F(SessionTest, AStopDueToSymbolizeIsNotRoutine) {
   target.routineStops = true;
   target.readDelay = std::chrono::milliseconds(250); // two threads: 0.5 s a stop
