@@ -21,6 +21,7 @@ public:
   NativeTracee(Isa isa, int pid);
 
   int pid() const { return stack_.pid(); }
+  NativeStack &stack() { return stack_; }
 
   // Registers by ptrace and the stack by the CFI unwinder; false when either cannot answer.
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out);

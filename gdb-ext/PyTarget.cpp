@@ -1,5 +1,7 @@
 #include "PyTarget.h"
 
+#include "WaitTap.h"
+
 #include "command/Session.h"
 #include "target/Demangle.h"
 #include "target/Location.h"
@@ -31,6 +33,7 @@ public:
   explicit PyArming(py::object handle) : handle_(std::move(handle)) {}
 
   ~PyArming() override {
+    tap.reset(); // no stop is taken early once the engine has let go
     py::gil_scoped_acquire gil;
     py::object handle = std::move(handle_); // released while the GIL is still held
     try {
@@ -44,6 +47,8 @@ public:
     py::gil_scoped_acquire gil;
     handle_.attr("keep_signal_silent")();
   }
+
+  std::optional<WaitTap::Armed> tap;
 
 private:
   py::object handle_;
@@ -119,7 +124,11 @@ bool PyTarget::isEmulated() {
   const std::optional<HostProcess> &host = hostProcess();
   return host && host->emulated;
 }
-std::vector<uint64_t> PyTarget::threads() { return call<std::vector<uint64_t>>("threads"); }
+std::vector<uint64_t> PyTarget::threads() {
+  if (routine_.active())
+    return routine_.threads();
+  return call<std::vector<uint64_t>>("threads");
+}
 uint64_t PyTarget::currentThread() { return call<uint64_t>("current_thread"); }
 
 NativeTracee *PyTarget::native() {
@@ -146,6 +155,9 @@ void PyTarget::syncGdb() {
 }
 
 bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
+  if (routine_.active())
+    return routine_.readThread(tid, stackDepth, out, native_->stack());
+  routine_.noteDepth(stackDepth);
   if (NativeTracee *native = this->native(); native && native->readThread(tid, stackDepth, out))
     return true;
   syncGdb();
@@ -250,7 +262,20 @@ std::unique_ptr<Arming> PyTarget::arm(Session &session, int signo) {
                                      std::string description) {
     return session.onStop({kind, tid, signo, exitCode, std::move(description)});
   });
-  return std::make_unique<PyArming>(invoke("arm", onStop, signo));
+  auto arming = std::make_unique<PyArming>(invoke("arm", onStop, signo));
+  routine_.noteDepth(0);
+  if (NativeTracee *native = this->native(); native && signo)
+    arming->tap.emplace(native->pid(), signo, [this, &session, signo](uint64_t tid) {
+      return takeUnseenStop(session, tid, signo);
+    });
+  return arming;
+}
+
+bool PyTarget::takeUnseenStop(Session &session, uint64_t tid, int signo) {
+  if (!routine_.depth() || !native_ ||
+      !native_->readThread(tid, routine_.depth(), routine_.snapshot()))
+    return false;
+  return routine_.offer(session, signo);
 }
 
 StopEvent PyTarget::stopEvent(py::handle tuple) {

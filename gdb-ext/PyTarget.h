@@ -32,6 +32,7 @@
 #pragma once
 
 #include "NativeTracee.h"
+#include "command/RoutineSample.h"
 #include "target/HostProcess.h"
 #include "target/Target.h"
 
@@ -81,6 +82,8 @@ public:
 
 private:
   NativeTracee *native();
+  // WaitTap's Take: the sample of a stop GDB has not seen, if the engine takes it as a routine one.
+  bool takeUnseenStop(Session &session, uint64_t tid, int signo);
   const std::optional<HostProcess> &hostProcess();
   StopEvent stopEvent(pybind11::handle tuple);
   // A method of the Python port; the GIL must be held.
@@ -95,6 +98,7 @@ private:
   bool gdbStale_ = false;
   pybind11::object guard_; // the latest native_step_guard() answer, and its addresses
   std::unordered_set<uint64_t> avoid_;
+  RoutineSample routine_; // a stop taken inside GDB's wait (WaitTap)
 };
 
 } // namespace strobe::gdb

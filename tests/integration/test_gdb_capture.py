@@ -40,7 +40,8 @@ class LaunchedDemoTest(unittest.TestCase):
             # rate, and the accuracy check needs 2000 samples.
             ["break main", "run", "strobe record --samples 2000 --frequency 1000 --overhead 100",
              "echo <profile>\\n", "strobe profile --by function", "echo </profile>\\n",
-             f"strobe save {cls.trace}", "info breakpoints", "info signals SIG63"],
+             f"strobe save {cls.trace}", "strobe status", "info breakpoints",
+             "info signals SIG63"],
             harness.fixture("demo"), ["60"])
         cls.profile = cls.out.split("<profile>")[1].split("</profile>")[0]
 
@@ -55,6 +56,17 @@ class LaunchedDemoTest(unittest.TestCase):
     def test_profile_matches_the_demo_construction(self):
         self.assertEqual(sample_count(self.profile), 2000, self.profile)
         harness.assert_demo_shares(self, self.profile)
+
+    def test_sample_stops_are_taken_inside_gdbs_wait(self):
+        # GDB never sees them: strobe takes them where GDB's waitpid() reports them (WaitTap).
+        m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop "
+                      r"public", self.out)
+        self.assertIsNotNone(m, self.out)
+        stops, unseen = int(m.group(1)), int(m.group(2))
+        # Seen by GDB: the first (it sets the stack depth), the last, one a second to name what
+        # was sampled, and any whose stack strobe's unwinder leaves to GDB.
+        self.assertEqual(stops, 2000, self.out)
+        self.assertGreaterEqual(unseen, 0.9 * stops, self.out)
 
     def test_gdb_is_left_as_it_was(self):
         self.assertNotIn("catchpoint", self.out)
