@@ -28,7 +28,9 @@
 //
 // Every call reaches the engine from GDB's thread with the GIL held (a command, or a stop GDB is
 // handling), and the engine's timer thread never calls the port; the GIL is still taken in each
-// forwarder so that the trampoline is correct on its own.
+// forwarder so that the trampoline is correct on its own. The one exception is a stop taken inside
+// GDB's waitpid() (WaitTap), perhaps without the GIL: the engine then calls only threads() and
+// readThread(), which answer from what the tap read, without Python.
 #pragma once
 
 #include "NativeTracee.h"
