@@ -12,7 +12,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace strobe::gdb {
 namespace {
@@ -27,22 +26,8 @@ struct TapState {
 
 std::optional<TapState> tapState; // GDB's main thread only: it arms, waits and resumes
 
-// Whether the process has a single thread: field 20 of its stat, counted past the command name,
-// which may hold spaces and parentheses.
-bool singleThreaded(ProcFile &stat) {
-  std::string_view text = stat.read();
-  size_t end = text.rfind(')');
-  if (end == text.npos)
-    return false;
-  text.remove_prefix(end + 1);
-  for (int field = 3; field < 20; ++field) { // each pass skips one space-separated field
-    size_t space = text.find(' ', 1);
-    if (space == text.npos)
-      return false;
-    text.remove_prefix(space);
-  }
-  return leadingNumber<long>(text.substr(1)) == 1;
-}
+// Whether the process has a single thread (field 20 of its stat).
+bool singleThreaded(ProcFile &stat) { return leadingNumber<long>(statField(stat.read(), 20)) == 1; }
 
 // Whether a stop (`status` of waitpid for `tid`) is a sample stop the tap may take.
 bool takes(pid_t tid, int status) {

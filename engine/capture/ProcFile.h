@@ -39,6 +39,23 @@ template <typename Number> std::optional<Number> leadingNumber(std::string_view 
   return value;
 }
 
+// Field `number` (1-based, as proc(5) numbers them; 3 or more) of a /proc/PID/stat text, counted
+// past the command name, which may itself hold spaces and parentheses; empty when there is none.
+inline std::string_view statField(std::string_view stat, int number) {
+  size_t end = stat.rfind(')');
+  if (end == std::string_view::npos)
+    return {};
+  stat.remove_prefix(end + 1);
+  for (int field = 3; field <= number; ++field) {
+    stat.remove_prefix(std::min(stat.size(), stat.find_first_not_of(" \n")));
+    size_t length = std::min(stat.size(), stat.find_first_of(" \n"));
+    if (field == number)
+      return stat.substr(0, length);
+    stat.remove_prefix(length);
+  }
+  return {};
+}
+
 // Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
 template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {
   std::erase_if(byTid, [tids](const auto &entry) {

@@ -102,10 +102,8 @@ uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
 // wait in the kernel, and a detach would then deliver it to a program it kills. `stat` is the
 // process's /proc/PID/stat.
 bool heldStopped(ProcFile &stat) {
-  std::string_view text = stat.read();
-  size_t end = text.rfind(')'); // the command name may itself hold spaces and parentheses
-  return end != std::string_view::npos && end + 2 < text.size() &&
-         (text[end + 2] == 't' || text[end + 2] == 'T');
+  std::string_view state = statField(stat.read(), 3);
+  return state == "t" || state == "T";
 }
 
 } // namespace

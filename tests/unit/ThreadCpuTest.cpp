@@ -100,6 +100,21 @@ TEST(ThreadCpu, ProcFileThatCannotOpenReadsEmpty) {
   EXPECT_TRUE(missing.read().empty());
 }
 
+TEST(ThreadCpu, StatFieldsAreCountedPastTheCommandName) {
+  // The command name may hold spaces and parentheses; fields are numbered as in proc(5).
+  const std::string_view stat = "4242 (a) b (c) t 1 4242 4242 0 -1 4194560 10 0 0 0 5 6 0 0 20 0 "
+                                "3 0 1234\n";
+  EXPECT_EQ(statField(stat, 3), "t");
+  EXPECT_EQ(statField(stat, 4), "1");
+  EXPECT_EQ(statField(stat, 20), "3");
+  EXPECT_EQ(statField(stat, 22), "1234");
+  EXPECT_EQ(statField(stat, 23), "");
+  EXPECT_EQ(statField("no command name", 3), "");
+  // This process's own stat: this test and the threads GoogleTest may have made.
+  ProcFile self("/proc/self/stat");
+  EXPECT_GE(leadingNumber<long>(statField(self.read(), 20)).value_or(0), 1);
+}
+
 TEST(ThreadCpu, SamplerTellsTheSpinningThreadFromTheSleepingOne) {
   TestThread spinning(/*spin=*/true), sleeping(/*spin=*/false);
   testing::FakeTarget target;
