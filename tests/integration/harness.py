@@ -127,6 +127,14 @@ def assert_demo_shares(test, report, points=3.0):
         test.assertAlmostEqual(shares[function], expected, delta=points, msg=report)
 
 
+def routine_stops(test, status):
+    """(stops, of them taken before the debugger handled them) from `strobe status`."""
+    m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop public",
+                  status)
+    test.assertIsNotNone(m, status)
+    return int(m.group(1)), int(m.group(2))
+
+
 # `calls` calling leaf() at the bottom of four descend() frames, for ever.
 CALLS_FOR_EVER = ["1000000000", "4"]
 STACK_CAPTURE = "strobe record --samples 300 --stack 12 --frequency 1000 --overhead 100"

@@ -59,10 +59,7 @@ class LaunchedDemoTest(unittest.TestCase):
 
     def test_sample_stops_are_taken_inside_gdbs_wait(self):
         # GDB never sees them: strobe takes them where GDB's waitpid() reports them (WaitTap).
-        m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop "
-                      r"public", self.out)
-        self.assertIsNotNone(m, self.out)
-        stops, unseen = int(m.group(1)), int(m.group(2))
+        stops, unseen = harness.routine_stops(self, self.out)
         # Seen by GDB: the first (it sets the stack depth), the last, one a second to name what
         # was sampled, and any whose stack strobe's unwinder leaves to GDB.
         self.assertEqual(stops, 2000, self.out)

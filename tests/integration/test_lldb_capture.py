@@ -62,10 +62,7 @@ class LldbCapture(unittest.TestCase):
              "log enable lldb commands", "strobe status", "log disable lldb commands"],
             harness.fixture("demo"), ["30"])
         self.assertEqual(rc, 0, out)
-        m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop "
-                      r"public", out)
-        self.assertIsNotNone(m, out)
-        stops, private = int(m.group(1)), int(m.group(2))
+        stops, private = harness.routine_stops(self, out)
         # Public: the first (it sets the stack depth), the last, one a second to name what was
         # sampled, and any whose stack strobe's unwinder leaves to LLDB.
         self.assertGreaterEqual(stops, 50, out)
