@@ -26,8 +26,9 @@ public:
   // Called by the front-end for every stop while armed (see Target::arm), on the debugger's thread.
   Verdict onStop(const StopEvent &event);
   // For a front-end that can sample a stop inside the debugger's private handling of it, before
-  // the debugger decides whether the stop is public (LLDB: from lldb-server's stop reply), where
-  // nothing but the stopped thread's registers and memory can be read. Takes the sample and
+  // the debugger decides whether the stop is public (LLDB: from lldb-server's stop reply; GDB:
+  // inside its waitpid()), where nothing but the stopped thread's registers and memory can be read
+  // (see RoutineSample). Takes the sample and
   // returns true when the stop is a sample stop that changes nothing else: the debugger then
   // resumes it silently. Returns false, having done nothing, for any other stop, which must be
   // made public and go through onStop(). Holds the same thread rules as onStop().
