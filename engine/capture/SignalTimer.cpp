@@ -113,6 +113,11 @@ uint64_t SignalTimer::pacedPeriodNs() const {
   return std::max(config_.periodNs, lastStopNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown));
 }
 
+uint64_t SignalTimer::pacingHeldNs() const {
+  std::lock_guard lock(mutex_);
+  return pacingHeldNs_;
+}
+
 void SignalTimer::run() {
   std::mt19937_64 random(config_.pid ^ monotonicNs());
   std::uniform_real_distribution<double> spread(1.0 - config_.jitter, 1.0 + config_.jitter);
@@ -124,8 +129,10 @@ void SignalTimer::run() {
     wake_.wait(lock, [this] { return stop_ || (!inFlight_ && !stopped_); });
     // Periods run from send to send, so a cheap stop does not lower the rate; a slow one (many
     // threads, a slow debugger, a loaded machine) lowers it to keep the stops to their share.
-    due = std::max(due + static_cast<uint64_t>(config_.periodNs * spread(random)),
-                   resumedAtNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown));
+    const uint64_t byPeriod = due + static_cast<uint64_t>(config_.periodNs * spread(random));
+    const uint64_t byPacing = resumedAtNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown);
+    due = std::max(byPeriod, byPacing);
+    pacingHeldNs_ += byPacing - std::min(byPacing, std::max(byPeriod, monotonicNs()));
     auto wait = std::chrono::nanoseconds(due - std::min(due, monotonicNs()));
     if (wake_.wait_for(lock, wait, [this] { return stop_ || hurry_; }) && stop_)
       break;

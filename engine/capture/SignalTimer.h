@@ -45,6 +45,9 @@ public:
   // The period the stops allow so far, signal to signal: the one asked for, or longer when the
   // stops are slow enough that maxSlowdown lowers the rate.
   uint64_t pacedPeriodNs() const;
+  // How long maxSlowdown held signals back past the times their periods made them due, in all:
+  // whether a rate below the one asked is the pacing's doing or the stops' own slowness.
+  uint64_t pacingHeldNs() const;
   // The inferior is gone (kill failed with ESRCH).
   bool targetGone() const;
   uint64_t signalsSent() const;
@@ -65,6 +68,7 @@ private:
   uint64_t sentAtNs_ = 0;
   uint64_t lastStopNs_ = 0; // send -> resumed of the previous signal
   uint64_t resumedAtNs_ = 0;
+  uint64_t pacingHeldNs_ = 0;
   std::thread thread_;
 };
 

@@ -147,24 +147,35 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   live = std::move(next);
 }
 
-// Said while and after sampling when slow stops kept the rate below the one asked: the timer
-// stretches the period to hold the program's slowdown within --overhead. Without it a user who
-// asked for 1000 Hz and got 240 would not know why, nor what buys more samples. (Not before 20
-// stops: the time since the last one, up to a period, would weigh too much in the mean.)
+// Said while and after sampling when the rate stayed below the one asked, with the reason: the
+// timer stretched the period to hold the program's slowdown within --overhead, or the stops
+// themselves (signal, stop, resume) took longer than a period. Without it a user who asked for
+// 1000 Hz and got 240 would not know why, nor what buys more samples. (Not before 20 stops: the
+// time since the last one, up to a period, would weigh too much in the mean.)
 static std::string pacingNote(const LiveCapture &live, uint64_t askedPeriodNs, uint64_t now) {
+  const uint64_t stops = live.stopsTaken();
   const uint64_t reached = live.reachedPeriodNs(now);
   const double asked = 1e9 / static_cast<double>(askedPeriodNs);
-  if (live.stopsTaken() < 20 || 1e9 / static_cast<double>(reached) >= 0.9 * asked)
+  const double rate = 1e9 / static_cast<double>(reached);
+  if (stops < 20 || rate >= 0.9 * asked)
     return {};
-  return fmt::format("{:.0f} Hz of the {:.0f} Hz asked: the stops were slow, and --overhead {:g} "
-                     "% paced them (a higher --overhead buys more samples)",
-                     1e9 / static_cast<double>(reached), asked, 100 * live.maxSlowdown);
+  // Pacing's doing when it held the signals back for most of the time the rate lost.
+  if (2 * live.timer->pacingHeldNs() >= stops * (reached - std::min(reached, askedPeriodNs)))
+    return fmt::format("{:.0f} Hz of the {:.0f} Hz asked: the stops were slow, and --overhead "
+                       "{:g} % paced them (a higher --overhead buys more samples)",
+                       rate, asked, 100 * live.maxSlowdown);
+  return fmt::format("{:.0f} Hz of the {:.0f} Hz asked: signal, stop and resume took longer than "
+                     "a period (a busy machine or a slow debugger; 'strobe status' shows the cost "
+                     "per stop)",
+                     rate, asked);
 }
 
 void Session::Impl::finish(const std::string &reason) {
   if (!live)
     return;
   std::unique_ptr<LiveCapture> ending = std::move(live);
+  uint64_t now = monotonicNs();
+  const std::string pacing = pacingNote(*ending, capture->header.periodNs, now);
   bool signalPending = ending->timer->inFlight();
   ending->timer.reset();
   if (signalPending)
@@ -173,10 +184,8 @@ void Session::Impl::finish(const std::string &reason) {
   if (tracker && tracker->active() && target->hasProcess())
     stopWatch = target->arm(*session, 0); // heap tracking goes on: its exit must still be seen
   Capture &c = *capture;
-  uint64_t now = monotonicNs();
   c.durationNs = now - ending->startNs;
   // The period the samples stand for turns sample counts into time.
-  const std::string pacing = pacingNote(*ending, c.header.periodNs, now);
   if (uint64_t reached = ending->reachedPeriodNs(now))
     c.header.periodNs = reached;
   c.endReason = reason;
