@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace strobe {
 
@@ -57,9 +58,12 @@ inline std::string_view statField(std::string_view stat, int number) {
 }
 
 // Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
+// Sorted first, so a process of thousands of threads costs a stop n log n, not n squared.
 template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {
-  std::erase_if(byTid, [tids](const auto &entry) {
-    return std::find(tids.begin(), tids.end(), entry.first) == tids.end();
+  std::vector<uint64_t> listed(tids.begin(), tids.end());
+  std::sort(listed.begin(), listed.end());
+  std::erase_if(byTid, [&listed](const auto &entry) {
+    return !std::binary_search(listed.begin(), listed.end(), entry.first);
   });
 }
 

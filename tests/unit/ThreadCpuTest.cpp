@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <future>
+#include <map>
 
 namespace strobe {
 namespace {
@@ -113,6 +114,15 @@ TEST(ThreadCpu, StatFieldsAreCountedPastTheCommandName) {
   // This process's own stat: this test and the threads GoogleTest may have made.
   ProcFile self("/proc/self/stat");
   EXPECT_GE(leadingNumber<long>(statField(self.read(), 20)).value_or(0), 1);
+}
+
+TEST(ThreadCpu, EndedThreadsAreErasedWhateverTheListsOrder) {
+  std::map<uint64_t, int> byTid{{5, 0}, {7, 1}, {9, 2}, {11, 3}, {40, 4}};
+  const std::vector<uint64_t> living{40, 3, 9, 5}; // unsorted, and 3 has no entry yet
+  eraseUnlisted(byTid, living);
+  EXPECT_EQ(byTid, (std::map<uint64_t, int>{{5, 0}, {9, 2}, {40, 4}}));
+  eraseUnlisted(byTid, {});
+  EXPECT_TRUE(byTid.empty());
 }
 
 TEST(ThreadCpu, SamplerTellsTheSpinningThreadFromTheSleepingOne) {
