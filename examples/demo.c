@@ -30,6 +30,6 @@ int main(int argc, char **argv) {
     }
     rounds += 100;
   }
-  printf("demo: %lu rounds in %.2f s\n", rounds, now() - start);
+  printf("demo: %lu rounds in %.3f s\n", rounds, now() - start);
   return 0;
 }
