@@ -13,6 +13,7 @@ import unittest
 import harness
 
 ROW = re.compile(r"\s*\d+\s+[\d.]+%")
+SAMPLES = harness.ACCURACY_SAMPLES
 
 
 def require_gdb():
@@ -37,12 +38,13 @@ class LaunchedDemoTest(unittest.TestCase):
         cls.trace = os.path.join(cls.tmp.name, "demo.strobe")
         cls.rc, cls.out = harness.gdb(
             # A sample count, not a duration: a loaded machine slows the stops, and with them the
-            # rate, and the accuracy check needs 2000 samples.
-            ["break main", "run", "strobe record --samples 2000 --frequency 1000 --overhead 100",
+            # rate, and the accuracy check needs its samples.
+            ["break main", "run",
+             f"strobe record --samples {SAMPLES} --frequency 1000 --overhead 100",
              "echo <profile>\\n", "strobe profile --by function", "echo </profile>\\n",
              f"strobe save {cls.trace}", "strobe status", "info breakpoints",
              "info signals SIG63"],
-            harness.fixture("demo"), ["60"])
+            harness.fixture("demo"), ["120"])
         cls.profile = cls.out.split("<profile>")[1].split("</profile>")[0]
 
     @classmethod
@@ -51,10 +53,10 @@ class LaunchedDemoTest(unittest.TestCase):
 
     def test_record_ends_after_the_sample_count(self):
         self.assertEqual(self.rc, 0, self.out)
-        self.assertIn("strobe: sampling ended: 2000 sample stops were taken", self.out)
+        self.assertIn(f"strobe: sampling ended: {SAMPLES} sample stops were taken", self.out)
 
     def test_profile_matches_the_demo_construction(self):
-        self.assertEqual(sample_count(self.profile), 2000, self.profile)
+        self.assertEqual(sample_count(self.profile), SAMPLES, self.profile)
         harness.assert_demo_shares(self, self.profile)
 
     def test_sample_stops_are_taken_inside_gdbs_wait(self):
@@ -62,7 +64,7 @@ class LaunchedDemoTest(unittest.TestCase):
         stops, unseen = harness.routine_stops(self, self.out)
         # Seen by GDB: the first (it sets the stack depth), the last, one a second to name what
         # was sampled, and any whose stack strobe's unwinder leaves to GDB.
-        self.assertEqual(stops, 2000, self.out)
+        self.assertEqual(stops, SAMPLES, self.out)
         self.assertGreaterEqual(unseen, 0.9 * stops, self.out)
 
     def test_gdb_is_left_as_it_was(self):
