@@ -487,8 +487,9 @@ const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
     return "truncated record";
   const uint8_t head = in[0];
   in = in.subspan(1);
-  if ((head & kReservedBits) ||
-      ((head & kAllDeviate) && ((head & kRegMask) >> kRegShift) != kRegsDeviate))
+  const uint8_t regCode = (head & kRegMask) >> kRegShift;
+  // Bitwise, not ||: the short-circuit's branch on the all-deviate bit mispredicted often.
+  if (((head & kReservedBits) != 0) | (((head & kAllDeviate) != 0) & (regCode != kRegsDeviate)))
     return "reserved bits set in a record head";
   const uint64_t pcBefore = state_[pc_];
   History &entry = entryFor(pcBefore);
@@ -540,7 +541,6 @@ const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
     return true;
   };
   const SlotMask expected = predict.changed();
-  const uint8_t regCode = (head & kRegMask) >> kRegShift;
   switch (regCode) {
   case kRegsPredicted: {
     unsigned k = 0;
