@@ -212,7 +212,8 @@ def threads_section():
     # see) between stops, so a cycle from one signal to the next is 1.15 stops.
     print(f"\n## 8 busy threads (`examples/threads {THREAD_SECONDS} 8`), saturated at 5000 Hz "
           "requested\n")
-    print("| sampler | stops in 3 s | µs per stop (all threads) |")
+    print("| sampler | stops (raw ptrace: the whole run; strobe: a 2 s capture) | "
+          "µs per stop (all threads) |")
     print("|---|---|---|")
     thr_args = [threads, str(THREAD_SECONDS), "8"]
     out, n, us = run_ptrace(thr_args, 5000)
