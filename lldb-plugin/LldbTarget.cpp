@@ -506,7 +506,16 @@ SymbolInfo LldbTarget::symbolize(uint64_t pc) {
 std::vector<uint8_t> LldbTarget::readMemory(uint64_t addr, size_t size) {
   std::vector<uint8_t> bytes(size);
   lldb::SBError error;
-  size_t read = selectedProcess().ReadMemory(addr, bytes.data(), size, error);
+  size_t read = 0;
+  if (hasProcess()) {
+    read = selectedProcess().ReadMemory(addr, bytes.data(), size, error);
+  } else {
+    // A capture that ended with the process still wants the code of the functions it sampled
+    // (GDB reads it from the executable file then): LLDB keeps the load addresses, so its
+    // modules' sections answer for the code, never for the stack or heap.
+    lldb::SBTarget target = selectedTarget();
+    read = target.ReadMemory(target.ResolveLoadAddress(addr), bytes.data(), size, error);
+  }
   bytes.resize(error.Success() ? read : 0);
   return bytes;
 }

@@ -113,6 +113,20 @@ def function_percentages(report):
     return result
 
 
+# A run shorter than strobe's once-a-second symbolizing: the process is gone before the capture
+# has read the code of what it sampled, so `strobe annotate` must find it in the executable.
+SHORT_DEMO = ["0.3"]
+SHORT_CAPTURE = "strobe record --frequency 1000 --overhead 100"
+
+
+def assert_annotated_after_exit(test, output):
+    """`strobe annotate compute_sixty` after the process exited lists its machine code, with
+    samples on at least one instruction of the loop."""
+    test.assertNotIn("no machine code", output)
+    test.assertRegex(output, r"strobe annotate: compute_sixty at 0x[0-9a-f]+ \(demo\), [1-9]")
+    test.assertRegex(output, r"\n\s+[1-9]\d*\s+[\d.]+%\s+0x[0-9a-f]+\s+(add|cmp|jne|mov|imul)\b")
+
+
 DEMO_SHARES = {"compute_sixty": 60.0, "compute_thirty": 30.0, "compute_ten": 10.0}
 # The accuracy checks' sample count. The spec asks for ±3 points from 2000 samples or more; at
 # 2000 that is 2.7 standard deviations of compute_sixty's 60 %, which chance alone misses about
