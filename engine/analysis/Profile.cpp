@@ -205,15 +205,16 @@ std::vector<LineRow> Profile::byLine(const Capture &capture, const SampleFilter 
   }
   std::vector<LineRow> out;
   for (const auto &[id, functions] : lines) {
-    LineRow row{std::get<0>(id), std::get<1>(id), "", 0};
-    uint64_t best = 0;
+    LineRow row{std::get<0>(id), std::get<1>(id), {}, 0};
+    std::vector<std::pair<uint64_t, std::string>> ranked;
     for (const auto &[function, n] : functions) {
       row.samples += n;
-      if (n > best) {
-        best = n;
-        row.function = function;
-      }
+      ranked.emplace_back(n, function);
     }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (auto &[n, function] : ranked)
+      row.functions.push_back(std::move(function));
     out.push_back(std::move(row));
   }
   std::stable_sort(out.begin(), out.end(),

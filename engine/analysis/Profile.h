@@ -70,7 +70,9 @@ struct FunctionRow {
 struct LineRow {
   std::string file; // full path; empty when the pc had no line info
   uint32_t line = 0;
-  std::string function; // the function with the most samples at this line
+  // Every function with samples at this line (one line of an inlined header can be code in
+  // many), the most sampled first.
+  std::vector<std::string> functions;
   uint64_t samples = 0;
 };
 

@@ -229,8 +229,16 @@ Table lineTable(const Context &ctx) {
     std::string where =
         l.file.empty() ? "[no line info]" : fmt::format("{}:{}", shortName(l.file), l.line);
     Table::Row row = sharedRow(ctx, l.samples, columns.size(), kShareColumns, {where, ""});
-    row.cells[kShareColumns + 1] = {l.function, json::quote(l.function)};
-    row.extra.add("file", json::quote(l.file)).add("line", json::number(uint64_t{l.line}));
+    const std::string &top = l.functions.front();
+    std::string function =
+        l.functions.size() == 1 ? top : fmt::format("{} and {} more", top, l.functions.size() - 1);
+    std::vector<std::string> all;
+    for (const std::string &name : l.functions)
+      all.push_back(json::quote(name));
+    row.cells[kShareColumns + 1] = {function, json::quote(top)};
+    row.extra.add("file", json::quote(l.file))
+        .add("line", json::number(uint64_t{l.line}))
+        .add("functions", json::array(all));
     table.add(std::move(row));
   }
   setOthers(table, ctx, rows, columns.size(), kShareColumns,

@@ -168,7 +168,7 @@ TEST(Profile, ACallerIsNamedAfterItsCallNotAfterAPcSampledWhereItReturns) {
   EXPECT_EQ(helper.callers[0].line, 31u);
   std::vector<LineRow> lines = p.byLine(c, {});
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[1].function, "main");
+  EXPECT_EQ(lines[1].functions, std::vector<std::string>{"main"});
   EXPECT_EQ(lines[1].line, 32u) << "main's own sample is at the line after the call";
 }
 
@@ -220,13 +220,25 @@ TEST(Profile, LinesAreFileAndLineNotLineAlone) {
   EXPECT_EQ(rows[0].file, "/src/demo.c");
   EXPECT_EQ(rows[0].line, 10u);
   EXPECT_EQ(rows[0].samples, 5u);
-  EXPECT_EQ(rows[0].function, "compute");
+  EXPECT_EQ(rows[0].functions, std::vector<std::string>{"compute"});
   EXPECT_EQ(rows[1].file, "/src/util.c");
   EXPECT_EQ(rows[1].line, 10u);
   EXPECT_EQ(rows[1].samples, 4u);
   EXPECT_EQ(rows[2].file, "");
-  EXPECT_EQ(rows[2].function, "read");
+  EXPECT_EQ(rows[2].functions, std::vector<std::string>{"read"});
   EXPECT_EQ(rows[2].samples, 1u);
+}
+
+TEST(Profile, ALineSharedByFunctionsListsThemMostSampledFirst) {
+  Capture c = tables();
+  c.symbols[0x401230] = {"main", 0x401200, 0x40, "/src/demo.c", 10, {"compute"}};
+  Profile p;
+  add(p, 1, sample(1, {0x401010}));
+  add(p, 3, sample(1, {0x401230}));
+  std::vector<LineRow> rows = p.byLine(c, {});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].samples, 4u);
+  EXPECT_EQ(rows[0].functions, (std::vector<std::string>{"main", "compute"}));
 }
 
 TEST(Profile, InstructionsCarryModuleAndFunctionOffsets) {

@@ -300,7 +300,23 @@ TEST(Report, LinesKeepFilesApart) {
       << out;
   std::string json = render(demo(), ProfileOptions::By::Line, true);
   EXPECT_NE(json.find("{\"samples\":100,\"percent\":10.00,\"ci95\":1.86,\"timeNs\":100000000,"
-                      "\"function\":\"helper\",\"file\":\"/src/util.c\",\"line\":10}"),
+                      "\"function\":\"helper\",\"file\":\"/src/util.c\",\"line\":10,"
+                      "\"functions\":[\"helper\"]}"),
+            std::string::npos)
+      << json;
+}
+
+TEST(Report, ALineInlinedIntoSeveralFunctionsNamesThemAll) {
+  Capture c = demo();
+  // util.c:10 inlined into main as well: 100 samples in helper, 40 more in main.
+  c.symbols[0x401230] = {"main", 0x401200, 0x40, "/src/util.c", 10, {"helper"}};
+  addSamples(c, 40, kMain, {0x401230});
+  std::string out = render(c, ProfileOptions::By::Line);
+  EXPECT_NE(out.find("  util.c:10       helper and 1 more\n"), std::string::npos) << out;
+  std::string json = render(c, ProfileOptions::By::Line, true);
+  EXPECT_NE(json.find("{\"samples\":140,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"function\":\"helper\",\"file\":\"/src/util.c\",\"line\":10,"
+                      "\"functions\":[\"helper\",\"main\"]}"),
             std::string::npos)
       << json;
 }
