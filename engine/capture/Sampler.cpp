@@ -11,6 +11,12 @@ namespace {
 
 // CPU time a thread must have used since its previous sample to count as on-CPU.
 constexpr uint64_t kRanThresholdNs = 30'000;
+// A thread sampled inside a system call must have used at least 1/kInSyscallRanShare of the time
+// since its previous sample: every stop charges even a thread that never woke 10-50 us of kernel
+// time (the debugger stops it, resumes it, and its call restarts), more on a busy machine; and
+// what a thread that slept most of that time ran before it went to sleep did not run where it
+// sleeps.
+constexpr uint64_t kInSyscallRanShare = 10;
 
 } // namespace
 
@@ -32,7 +38,7 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     snapshot_.regs.resize(table.regs.size());
     if (table.syscallNr)
       sample.inSyscall = static_cast<int64_t>(snapshot_.regs[*table.syscallNr]) >= 0;
-    sample.onCpu = onCpu(tid, sample.inSyscall);
+    sample.onCpu = onCpu(tid, timeNs, sample.inSyscall);
     sample.stack = snapshot_.stack;
     sample.regs = snapshot_.regs;
     names_.noteStack(sample.stack);
@@ -41,29 +47,32 @@ size_t Sampler::sampleAllThreads(uint64_t timeNs) {
     ++read;
   }
   schedstats_.retain(tids);
-  eraseUnlisted(lastCpuNs_, tids);
+  eraseUnlisted(previous_, tids);
   return read;
 }
 
-bool Sampler::onCpu(uint64_t tid, bool inSyscall) {
+bool Sampler::onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall) {
   // Where the inferior is visible from here, schedstat's first field (ns on CPU) says exactly
-  // whether the thread ran since its previous sample; elsewhere, a thread parked in a system call
-  // is taken as off-CPU.
+  // how long the thread ran since its previous sample; elsewhere, a thread parked in a system
+  // call is taken as off-CPU.
   if (!hostProcess_)
     return !inSyscall;
   std::optional<uint64_t> ns = schedstatCpuNs(schedstats_.read(tid));
   if (!ns) {
     // Gone: its tid may come to name a thread begun since, which starts afresh.
-    lastCpuNs_.erase(tid);
+    previous_.erase(tid);
     return !inSyscall;
   }
-  auto [last, first] = lastCpuNs_.try_emplace(tid, *ns);
+  auto [last, first] = previous_.try_emplace(tid, PreviousSample{*ns, timeNs});
   if (first)
     return !inSyscall;
   // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
   // stops and resumes each one), so only more than that counts as having run.
-  bool ran = *ns - last->second > kRanThresholdNs;
-  last->second = *ns;
+  uint64_t threshold = kRanThresholdNs;
+  if (inSyscall)
+    threshold = std::max(threshold, (timeNs - last->second.timeNs) / kInSyscallRanShare);
+  bool ran = *ns - last->second.cpuNs > threshold;
+  last->second = {*ns, timeNs};
   return ran;
 }
 

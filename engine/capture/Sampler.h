@@ -24,7 +24,7 @@ public:
   void refreshModules() { names_.refreshModules(); }
 
 private:
-  bool onCpu(uint64_t tid, bool inSyscall);
+  bool onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall);
 
   Target &target_;
   Capture &capture_;
@@ -33,7 +33,11 @@ private:
   ThreadSnapshot snapshot_;
   CaptureNames names_;
   ThreadProcFiles schedstats_;
-  std::map<uint64_t, uint64_t> lastCpuNs_; // by tid: on-CPU time at the thread's previous sample
+  struct PreviousSample {
+    uint64_t cpuNs;  // the thread's on-CPU time then
+    uint64_t timeNs; // the stop's time
+  };
+  std::map<uint64_t, PreviousSample> previous_; // by tid
 };
 
 } // namespace strobe

@@ -66,7 +66,8 @@ std::vector<SubcommandSpec> build() {
        "where the time went, by process, thread, module, function, line or instruction",
        "Each row: samples, share, estimated time (samples x period) and a 95 % interval.\n"
        "--wall (default) counts every thread at every stop, as poor man's profilers do;\n"
-       "--cpu counts only threads that used the CPU since their previous sample.",
+       "--cpu counts only threads that used the CPU since their previous sample (one found\n"
+       "in a system call: for a tenth of that time or more).",
        {{"by",
          'b',
          "VIEW",

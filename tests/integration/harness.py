@@ -127,6 +127,17 @@ def assert_annotated_after_exit(test, output):
     test.assertRegex(output, r"\n\s+[1-9]\d*\s+[\d.]+%\s+0x[0-9a-f]+\s+(add|cmp|jne|mov|imul)\b")
 
 
+def assert_parked_thread_off_cpu(test, wall, cpu):
+    """The threads fixture's parked thread sits in read() throughout: every wall-clock report
+    has it, and an on-CPU report (`strobe profile --cpu`) has it at most once in a while, since
+    the stops themselves charge it some kernel time."""
+    def read_share(report):
+        shares = function_percentages(report)
+        return sum(p for f, p in shares.items() if re.search(r"(^|_)read$", f))
+    test.assertGreater(read_share(wall), 0.0, wall)
+    test.assertLessEqual(read_share(cpu), 1.0, cpu)
+
+
 DEMO_SHARES = {"compute_sixty": 60.0, "compute_thirty": 30.0, "compute_ten": 10.0}
 # The accuracy checks' sample count. The spec asks for ±3 points from 2000 samples or more; at
 # 2000 that is 2.7 standard deviations of compute_sixty's 60 %, which chance alone misses about

@@ -133,7 +133,8 @@ class ThreadsTest(unittest.TestCase):
     def test_every_thread_is_sampled(self):
         rc, out = harness.gdb(["break main", "run",
                                "strobe record --duration 2 --frequency 200 --overhead 100",
-                               "strobe profile --by thread", "strobe profile --cpu"],
+                               "strobe profile --by thread", "strobe profile",
+                               "strobe profile --cpu"],
                               harness.fixture("threads"), ["4"])
         self.assertEqual(rc, 0, out)
         # main, the parked thread, 8 workers, and short-lived threads that came and went
@@ -141,8 +142,10 @@ class ThreadsTest(unittest.TestCase):
         self.assertGreaterEqual(threads, 10, out)
         thread_rows = re.findall(r"^\s*(\d+)\s+threads\s", out, re.MULTILINE)  # tid, name
         self.assertGreaterEqual(len(set(thread_rows)), 10, out)
-        cpu = out.split("(on-CPU")[1]
+        wall, cpu = out.split("strobe profile: ")[-2:]  # by function: wall-clock, on-CPU
+        self.assertIn("(on-CPU", cpu)
         self.assertEqual(next(iter(harness.function_percentages(cpu))), "busy_worker", cpu)
+        harness.assert_parked_thread_off_cpu(self, wall, cpu)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <semaphore.h>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ public:
   // pc of each thread at the n-th read: script[tid][n % size]; caller is pc + 0x1000.
   std::map<uint64_t, std::vector<uint64_t>> script;
   std::map<uint64_t, size_t> reads;
+  std::set<uint64_t> inSystemCall; // threads whose registers show a system call (read)
   std::vector<ModuleInfo> moduleTable{{"/bin/app", "abcd", 0x400000, 0x500000, 0}};
   std::map<uint64_t, SymbolInfo> symbolTable;      // by address; nearest lower entry wins
   std::map<uint64_t, std::vector<uint8_t>> memory; // readable blocks, by start address
@@ -98,7 +100,7 @@ public:
     out.tid = tid;
     out.regs.assign(registerTable(Isa::X86_64).regs.size(), 0);
     out.regs[registerTable(Isa::X86_64).pc] = pc;
-    out.regs[20] = ~0ull; // orig_rax: not in a system call
+    out.regs[20] = inSystemCall.count(tid) ? 0 : ~0ull; // orig_rax: read, or no system call
     out.stack = {pc};
     if (depth > 1)
       out.stack.push_back(pc + 0x1000);

@@ -146,6 +146,70 @@ TEST(ThreadCpu, SamplerTellsTheSpinningThreadFromTheSleepingOne) {
   }
 }
 
+// A thread that burns `burst` of CPU each time it is woken, then blocks again.
+class BurstThread {
+public:
+  explicit BurstThread(std::chrono::milliseconds burst)
+      : thread_([this, burst] {
+          tid_.set_value(thisThreadId());
+          for (int seen = 0;; ++seen) {
+            wakes_.wait(seen);
+            if (quit_)
+              return;
+            burnCpu(burst);
+          }
+        }),
+        tid(tid_.get_future().get()) {}
+  ~BurstThread() {
+    quit_ = true;
+    wake();
+    thread_.join();
+  }
+  void wake() {
+    ++wakes_;
+    wakes_.notify_all();
+  }
+
+private:
+  std::promise<uint64_t> tid_;
+  std::atomic<int> wakes_{0};
+  std::atomic<bool> quit_{false};
+  std::thread thread_;
+
+public:
+  const uint64_t tid;
+};
+
+TEST(ThreadCpu, AThreadInASystemCallMustHaveRunAShareOfTheTime) {
+  // Two threads that each run 2 ms in every 60 ms, one sampled in user code, one in a system
+  // call; and one that spins throughout a system call (a thread busy in the kernel).
+  BurstThread user(std::chrono::milliseconds(2)), sleeper(std::chrono::milliseconds(2));
+  TestThread kernelBusy(/*spin=*/true);
+  testing::FakeTarget target;
+  target.threadIds = {user.tid, sleeper.tid, kernelBusy.tid};
+  for (uint64_t tid : target.threadIds)
+    target.script[tid] = {0x1000};
+  target.inSystemCall = {sleeper.tid, kernelBusy.tid};
+  Capture capture;
+  capture.header.pid = getpid();
+  Sampler sampler(target, capture, 1);
+  auto now = [] {
+    return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  };
+  for (int stop = 0; stop < 4; ++stop) {
+    ASSERT_EQ(sampler.sampleAllThreads(now()), 3u);
+    user.wake();
+    sleeper.wake();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  ASSERT_EQ(capture.samples.size(), 12u);
+  for (size_t i = 3; i < 12; ++i) { // the first stop has no earlier reading to compare with
+    const Sample &sample = capture.samples[i];
+    EXPECT_EQ(sample.inSyscall, sample.tid != user.tid) << "sample " << i;
+    EXPECT_EQ(sample.onCpu, sample.tid != sleeper.tid) << "sample " << i;
+  }
+}
+
 TEST(ThreadCpu, SamplerClosesTheFilesOfThreadsNoLongerListed) {
   TestThread spinning(/*spin=*/true), sleeping(/*spin=*/false);
   testing::FakeTarget target;
