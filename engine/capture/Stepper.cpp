@@ -119,8 +119,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         break;
       }
       if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs) {
-        outcome.endReason = fmt::format("{} instructions were stepped before the time limit",
-                                        outcome.trace.records.size() - 1);
+        outcome.endReason = "the time limit was reached";
         break;
       }
     }
@@ -129,7 +128,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
     outcome.endReason = interrupted.what();
   }
   if (outcome.endReason.empty())
-    outcome.endReason = fmt::format("{} instructions were stepped", request.count);
+    outcome.endReason = "the count was reached";
   outcome.durationNs = nowNs() - begin;
   return outcome;
 }

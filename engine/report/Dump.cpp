@@ -112,6 +112,23 @@ bool wanted(const DumpOptions &options, uint64_t tid) {
   return !options.tid || *options.tid == tid;
 }
 
+// A --thread that names no thread with records is a mistake to report, not an empty dump.
+void requireThread(const Capture &capture, const DumpOptions &options) {
+  if (!options.tid)
+    return;
+  std::set<uint64_t> threads;
+  if (options.steps)
+    for (const StepTrace &trace : capture.stepTraces)
+      threads.insert(trace.tid);
+  if (options.samples)
+    for (const Sample &sample : capture.samples)
+      threads.insert(sample.tid);
+  if (!threads.count(*options.tid))
+    throw ReportError(threads.empty() ? fmt::format("no records of thread {}", *options.tid)
+                                      : fmt::format("no records of thread {}; threads: {}",
+                                                    *options.tid, fmt::join(threads, ", ")));
+}
+
 void appendSamples(const Capture &capture, const DumpOptions &options, std::string &out) {
   const RegisterTable &table = registerTable(capture.header.isa);
   std::map<uint64_t, TraceRecord> previous; // per thread
@@ -140,6 +157,7 @@ void appendSamples(const Capture &capture, const DumpOptions &options, std::stri
 }
 
 std::string renderTenet(const Capture &capture, const DumpOptions &options) {
+  requireThread(capture, options);
   std::set<uint64_t> threads;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
@@ -188,6 +206,7 @@ std::string renderStepTrace(const Capture &capture, const StepTrace &trace) {
 std::string renderDump(const Capture &capture, const DumpOptions &options) {
   if (options.format == DumpFormat::Tenet)
     return renderTenet(capture, options);
+  requireThread(capture, options);
   Disassembler disassembler(capture.header.isa);
   std::string out;
   if (options.steps)

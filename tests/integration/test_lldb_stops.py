@@ -141,6 +141,8 @@ class LldbStops(unittest.TestCase):
              "--frequency expects a number, not 'abc'"),
             (["b main", "run", "strobe start --no-resume", "strobe record"],
              "sampling is already running"),
+            (["b main", "run", "strobe step --count 3 --quiet", "strobe dump --thread 1"],
+             "no records of thread 1; threads: "),
         ]
         for commands, message in cases:
             with self.subTest(command=commands[-1]):

@@ -148,4 +148,14 @@ TEST(Dump, SamplesShowTimeThreadPcAndChangedRegisters) {
   EXPECT_EQ(got[3], "      2  0.002500 s  thread 7  0x401001 rax=0x5 rip=0x401001");
   options.tid = 8;
   EXPECT_EQ(lines(renderDump(c, options)).size(), 2u);
+  options.tid = 9;
+  for (DumpFormat format : {DumpFormat::Text, DumpFormat::Tenet}) {
+    options.format = format;
+    try {
+      renderDump(c, options);
+      ADD_FAILURE() << "a thread with no records";
+    } catch (const ReportError &e) {
+      EXPECT_EQ(std::string(e.what()), "no records of thread 9; threads: 7, 8");
+    }
+  }
 }

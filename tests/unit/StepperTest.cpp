@@ -73,7 +73,7 @@ TEST(Stepper, RecordsEachInstructionWithItsBytesAndRegistersAfterIt) {
   StepOutcome out = stepper.run({1001, 6, {}, false, {}});
   ASSERT_EQ(out.trace.records.size(), 7u); // the starting state, then one per instruction
   EXPECT_FALSE(out.userStop);
-  EXPECT_EQ(out.endReason, "6 instructions were stepped");
+  EXPECT_EQ(out.endReason, "the count was reached");
   EXPECT_TRUE(out.trace.records[0].instruction.empty());
   EXPECT_EQ(out.trace.records[1].instruction, (std::vector<uint8_t>{0x48, 0x83, 0xc0, 0x01}));
   EXPECT_EQ(out.trace.records[1].regs[kRax], 1u);
@@ -122,7 +122,7 @@ TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
   EXPECT_FALSE(limited.reachedUntil);
   EXPECT_FALSE(limited.userStop);
   EXPECT_EQ(limited.trace.records.size(), 2u) << limited.endReason; // one step, then the limit
-  EXPECT_EQ(limited.endReason, "1 instructions were stepped before the time limit");
+  EXPECT_EQ(limited.endReason, "the time limit was reached");
 }
 
 TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
