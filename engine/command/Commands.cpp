@@ -73,7 +73,7 @@ std::vector<SubcommandSpec> build() {
          "VIEW",
          "what a row is (default function)",
          {"process", "thread", "module", "function", "line", "instruction"}},
-        {"callers", 'c', "", "list each function's callers (frame 1)", {}},
+        {"callers", 'c', "", "list each function's callers (frame 1; with --by function)", {}},
         {"cpu", 0, "", "on-CPU samples only", {}},
         {"wall", 0, "", "every sample, running or blocked (default)", {}},
         {"thread", 't', "TID", "only this thread", {}},

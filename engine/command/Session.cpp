@@ -389,6 +389,8 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     if (cmd.has("cpu") && cmd.has("wall"))
       throw UsageError("--cpu and --wall exclude each other");
     options.callers = cmd.has("callers");
+    if (options.callers && options.by != ProfileOptions::By::Function)
+      throw UsageError("--callers lists the callers of functions; it goes with --by function");
     options.onCpuOnly = cmd.has("cpu");
     if (cmd.has("thread"))
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));

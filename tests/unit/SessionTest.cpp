@@ -196,6 +196,9 @@ TEST_F(SessionTest, SamplesAreSymbolizedWithCallersAtReturnAddressMinusOne) {
   ASSERT_TRUE(session.execute("profile --by function --callers --thread 1001", out)) << out;
   EXPECT_NE(out.find("edge"), std::string::npos) << out;
   EXPECT_NE(out.find("caller_of_hot (app.c:30)"), std::string::npos) << out;
+  out.clear();
+  EXPECT_FALSE(session.execute("profile --by line --callers", out));
+  EXPECT_EQ(out, "error: --callers lists the callers of functions; it goes with --by function\n");
 }
 
 TEST_F(SessionTest, RoutineSamplesLeaveTheLastStopAndSymbolizingToOnStop) {
