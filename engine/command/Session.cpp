@@ -287,11 +287,13 @@ std::string Session::Impl::status() const {
   if (tracker && tracker->active())
     counts += "; tracking the heap ('strobe mem status')";
   std::string cost;
-  if (captureOrigin == "live" && capture->stops)
+  // The stop costs are this session's own: a loaded file holds none.
+  if (captureOrigin == "live" && capture->stops) {
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
-  if (routineStops)
-    cost += fmt::format("; {} sampled before the debugger made the stop public", routineStops);
+    if (routineStops)
+      cost += fmt::format("; {} sampled before the debugger made the stop public", routineStops);
+  }
   if (live) {
     std::string pacing = pacingNote(*live, capture->header.periodNs, monotonicNs());
     if (!pacing.empty())

@@ -218,6 +218,16 @@ TEST_F(SessionTest, RoutineSamplesLeaveTheLastStopAndSymbolizingToOnStop) {
   // Routine samples count like the others: thread 1001's six pcs cycle through its script.
   ASSERT_TRUE(session.execute("profile --by function --thread 1001", out)) << out;
   EXPECT_NE(out.find("      4   66.7%"), std::string::npos) << out;
+  // A file loaded afterwards is not described with this capture's stops.
+  std::string path = ::testing::TempDir() + "/routine-" + std::to_string(getpid()) + ".strobe";
+  run("save " + path);
+  run("load " + path);
+  std::string status = run("status");
+  std::remove(path.c_str());
+  EXPECT_NE(status.find("strobe: idle; holding a capture (" + path + "): 12 samples"),
+            std::string::npos)
+      << status;
+  EXPECT_EQ(status.find("sampled before"), std::string::npos) << status;
 }
 
 TEST_F(SessionTest, ARoutineSampleHoldsTheOneThreadReadBeforeTheOffer) {
