@@ -134,12 +134,28 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
                {"instruction", "", Table::Align::Left}});
   const SymbolInfo *lastLine = nullptr;
   uint64_t listed = 0;
+  // A run of unsampled nops (the padding compilers put before aligned loops) is one row.
+  struct Padding {
+    uint64_t address = 0;
+    size_t count = 0, bytes = 0;
+  } padding;
+  std::string firstNop;
+  auto endPadding = [&] {
+    if (padding.count == 0)
+      return;
+    std::string text = padding.count == 1 ? firstNop
+                                          : fmt::format("nop ({} nops, {} bytes of padding)",
+                                                        padding.count, padding.bytes);
+    table.add(row(countCells(0, functionSamples), fmt::format("{:#x}", padding.address), text));
+    padding = {};
+  };
   for (size_t offset = 0; offset < bytes.size();) {
     uint64_t address = f.start + offset;
     auto line = capture.instructionLines.find(address);
     if (line != capture.instructionLines.end() && !line->second.file.empty() &&
         (!lastLine || lastLine->file != line->second.file || lastLine->line != line->second.line ||
          lastLine->inlined != line->second.inlined)) {
+      endPadding();
       table.add(row({{}, {}}, "", lineMarker(line->second)));
       lastLine = &line->second;
     }
@@ -161,9 +177,19 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
     auto hit = pcs.find(address);
     uint64_t samples = hit == pcs.end() ? 0 : hit->second;
     listed += samples;
-    table.add(row(countCells(samples, functionSamples), fmt::format("{:#x}", address), text));
     offset += length;
+    if (samples == 0 && (text == "nop" || text.starts_with("nop "))) {
+      if (padding.count++ == 0) {
+        padding.address = address;
+        firstNop = text;
+      }
+      padding.bytes += length;
+      continue;
+    }
+    endPadding();
+    table.add(row(countCells(samples, functionSamples), fmt::format("{:#x}", address), text));
   }
+  endPadding();
   table.setTotal(totalRow(functionSamples));
   std::string out = table.text();
   if (listed < functionSamples)

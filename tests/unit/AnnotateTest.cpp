@@ -121,6 +121,24 @@ TEST_F(Annotate, AssemblyListsEveryInstructionWithItsSamples) {
                 kListing);
 }
 
+TEST_F(Annotate, UnsampledPaddingNopsAreOneRow) {
+  // padded() at 0x402000: mov eax, 0; three nops (10 + 10 + 3 bytes) of loop alignment; a
+  // sampled one-byte nop; a lone unsampled nop; ret.
+  c.code[0x402000] = {0xb8, 0x00, 0x00, 0x00, 0x00, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00,
+                      0x00, 0x00, 0x00, 0x00, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00,
+                      0x00, 0x00, 0x00, 0x0f, 0x1f, 0x00, 0x90, 0x0f, 0x1f, 0x00, 0xc3};
+  c.symbols[0x40201c] = {"padded", 0x402000, 0x21, "", 0, {}};
+  sampleAt(0x40201c, 5);
+  const std::string out = annotate("padded", true, false);
+  EXPECT_NE(out.find("\n                 0x402000  mov eax, 0\n"
+                     "                 0x402005  nop (3 nops, 23 bytes of padding)\n"
+                     "      5  100.0%  0x40201c  nop\n"
+                     "                 0x40201d  nop dword ptr [rax]\n"
+                     "                 0x402020  ret\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST_F(Annotate, SourceGroupsInstructionsByLine) {
   EXPECT_EQ(annotate("compute", false, true),
             "strobe annotate: compute at 0x401000 (demo), 100 of 200 samples (50.0%, "
