@@ -138,12 +138,12 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
   struct Padding {
     uint64_t address = 0;
     size_t count = 0, bytes = 0;
+    std::string first; // its text, for a run of one
   } padding;
-  std::string firstNop;
   auto endPadding = [&] {
     if (padding.count == 0)
       return;
-    std::string text = padding.count == 1 ? firstNop
+    std::string text = padding.count == 1 ? padding.first
                                           : fmt::format("nop ({} nops, {} bytes of padding)",
                                                         padding.count, padding.bytes);
     table.add(row(countCells(0, functionSamples), fmt::format("{:#x}", padding.address), text));
@@ -181,7 +181,7 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
     if (samples == 0 && (text == "nop" || text.starts_with("nop "))) {
       if (padding.count++ == 0) {
         padding.address = address;
-        firstNop = text;
+        padding.first = text;
       }
       padding.bytes += length;
       continue;
