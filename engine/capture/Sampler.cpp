@@ -66,8 +66,8 @@ bool Sampler::onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall) {
   auto [last, first] = previous_.try_emplace(tid, PreviousSample{*ns, timeNs});
   if (first)
     return !inSyscall;
-  // Every stop wakes even a blocked thread for a few microseconds of kernel time (the debugger
-  // stops and resumes each one), so only more than that counts as having run.
+  // Every stop charges even a blocked thread some kernel time (the debugger stops and resumes
+  // each one), so only more than that counts as having run.
   uint64_t threshold = kRanThresholdNs;
   if (inSyscall)
     threshold = std::max(threshold, (timeNs - last->second.timeNs) / kInSyscallRanShare);
