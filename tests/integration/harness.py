@@ -113,18 +113,18 @@ def function_percentages(report):
     return result
 
 
-# A run shorter than strobe's once-a-second symbolizing: the process is gone before the capture
-# has read the code of what it sampled, so `strobe annotate` must find it in the executable.
-SHORT_DEMO = ["0.3"]
-SHORT_CAPTURE = "strobe record --frequency 1000 --overhead 100"
-
-
-def assert_annotated_after_exit(test, output):
-    """`strobe annotate compute_sixty` after the process exited lists its machine code, with
-    samples on at least one instruction of the loop."""
-    test.assertNotIn("no machine code", output)
-    test.assertRegex(output, r"strobe annotate: compute_sixty at 0x[0-9a-f]+ \(demo\), [1-9]")
-    test.assertRegex(output, r"\n\s+[1-9]\d*\s+[\d.]+%\s+0x[0-9a-f]+\s+(add|cmp|jne|mov|imul)\b")
+def check_annotate_after_an_early_exit(test, debugger):
+    """`strobe annotate compute_sixty` after a run shorter than strobe's once-a-second
+    symbolizing: the process is gone before the capture has read the code of what it sampled,
+    so the debugger (`harness.gdb` or `harness.lldb`) must find it in the executable."""
+    rc, out = debugger(["b main", "run", "strobe record --frequency 1000 --overhead 100",
+                        "strobe annotate compute_sixty"], fixture("demo"), ["0.3"])
+    test.assertEqual(rc, 0, out)
+    test.assertEqual(ended(out)[0], "the process exited with status 0", out)
+    test.assertNotIn("no machine code", out)
+    test.assertRegex(out, r"strobe annotate: compute_sixty at 0x[0-9a-f]+ \(demo\), [1-9]")
+    # samples on at least one instruction of the loop
+    test.assertRegex(out, r"\n\s+[1-9]\d*\s+[\d.]+%\s+0x[0-9a-f]+\s+(add|cmp|jne|mov|imul)\b")
 
 
 def assert_parked_thread_off_cpu(test, wall, cpu):

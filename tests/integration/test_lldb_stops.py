@@ -62,12 +62,7 @@ class LldbStops(unittest.TestCase):
         self.assertIn("compute_sixty", harness.function_percentages(out), out)
 
     def test_annotate_after_an_exit_before_symbolizing(self):
-        rc, out = harness.lldb(["b main", "run", harness.SHORT_CAPTURE,
-                                "strobe annotate compute_sixty"],
-                               harness.fixture("demo"), harness.SHORT_DEMO)
-        self.assertEqual(rc, 0, out)
-        self.assertEqual(harness.ended(out)[0], "the process exited with status 0", out)
-        harness.assert_annotated_after_exit(self, out)
+        harness.check_annotate_after_an_early_exit(self, harness.lldb)
 
     def test_crash_reaches_the_user_as_sigsegv(self):
         rc, out = harness.lldb(["b main", "run", "strobe record --frequency 1000 --overhead 100",
