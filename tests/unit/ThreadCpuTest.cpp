@@ -194,7 +194,9 @@ TEST(ThreadCpu, AThreadInASystemCallMustHaveRunAShareOfTheTime) {
   capture.header.pid = getpid();
   Sampler sampler(target, capture, 1);
   auto now = [] {
-    return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
   };
   for (int stop = 0; stop < 4; ++stop) {
     ASSERT_EQ(sampler.sampleAllThreads(now()), 3u);
