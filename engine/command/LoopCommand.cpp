@@ -281,15 +281,16 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
   if (cmd.has("verify") && t.hasProcess() && !t.isRunning()) {
     Stepper stepper(t);
     StepRequest toHead{info.tid, kVerifyStepLimit, {info.head}, false, {}, kVerifyTimeLimitNs};
-    if (stepper.run(toHead).reachedUntil) {
-      StepOutcome one = stepper.run(toHead);
-      if (one.reachedUntil)
-        truth = std::move(one.trace);
+    StepOutcome stepped = stepper.run(toHead);
+    if (stepped.reachedUntil) {
+      stepped = stepper.run(toHead);
+      if (stepped.reachedUntil)
+        truth = std::move(stepped.trace);
     }
     if (!truth)
       out += fmt::format("strobe: --verify could not single-step one whole iteration (at most {} "
-                         "instructions and {} s to the loop head, then as many for one)\n",
-                         kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000);
+                         "instructions and {} s to the loop head, then as many for one): {}\n",
+                         kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000, stepped.endReason);
   }
   LoopRebuild rebuilt = rebuildLoop(c, rebuildOptions(cmd), truth ? &*truth : nullptr);
   out += renderLoop(c, rebuilt, json);
