@@ -28,10 +28,10 @@ public:
   // For a front-end that can sample a stop inside the debugger's private handling of it, before
   // the debugger decides whether the stop is public (LLDB: from lldb-server's stop reply; GDB:
   // inside its waitpid()), where nothing but the stopped thread's registers and memory can be read
-  // (see RoutineSample). Takes the sample and
-  // returns true when the stop is a sample stop that changes nothing else: the debugger then
-  // resumes it silently. Returns false, having done nothing, for any other stop, which must be
-  // made public and go through onStop(). Holds the same thread rules as onStop().
+  // (see RoutineSample). Takes the sample and returns true when the stop is a sample stop that
+  // changes nothing else: the debugger then resumes it silently. Returns false, having done
+  // nothing, for any other stop, which must be made public and go through onStop(). Holds the
+  // same thread rules as onStop().
   bool takeRoutineSample(const StopEvent &event);
 
   // The signal strobe stops the inferior with: a real-time signal programs rarely use, except
