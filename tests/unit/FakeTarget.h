@@ -85,11 +85,13 @@ public:
   // The stack of RoutineSample's walker: the scripted caller.
   bool walk(const std::vector<uint64_t> &regs, unsigned depth, std::vector<uint64_t> &stack) {
     ++rewalks;
-    const uint64_t pc = regs[registerTable(Isa::X86_64).pc];
-    stack = {pc};
-    if (depth > 1)
-      stack.push_back(pc + 0x1000);
+    stack = scriptedStack(regs[registerTable(Isa::X86_64).pc], depth);
     return true;
+  }
+  static std::vector<uint64_t> scriptedStack(uint64_t pc, unsigned depth) {
+    if (depth > 1)
+      return {pc, pc + 0x1000};
+    return {pc};
   }
   bool readScripted(uint64_t tid, unsigned depth, ThreadSnapshot &out) {
     std::this_thread::sleep_for(readDelay);
@@ -101,9 +103,7 @@ public:
     out.regs.assign(registerTable(Isa::X86_64).regs.size(), 0);
     out.regs[registerTable(Isa::X86_64).pc] = pc;
     out.regs[20] = inSystemCall.count(tid) ? 0 : ~0ull; // orig_rax: read, or no system call
-    out.stack = {pc};
-    if (depth > 1)
-      out.stack.push_back(pc + 0x1000);
+    out.stack = scriptedStack(pc, depth);
     return true;
   }
   std::vector<ModuleInfo> modules() override { return moduleTable; }
