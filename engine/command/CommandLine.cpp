@@ -141,9 +141,9 @@ std::vector<std::string> groupMembers(const std::vector<SubcommandSpec> &specs,
 }
 
 ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
-                           const std::vector<std::string> &words) {
+                           const std::vector<std::string> &words, const Invocation &how) {
   if (words.empty())
-    throw UsageError("missing subcommand; try 'strobe help'");
+    throw UsageError(fmt::format("missing subcommand; try '{}'", how.help));
   ParsedCommand cmd;
   size_t nameWords = 0;
   for (const SubcommandSpec &s : specs) {
@@ -156,9 +156,9 @@ ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
   if (!cmd.spec) {
     std::vector<std::string> group = groupMembers(specs, words[0]);
     if (!group.empty())
-      throw UsageError(fmt::format("'strobe {}' needs one of: {}; try 'strobe help {}'", words[0],
-                                   join(group, ", "), words[0]));
-    throw UsageError(fmt::format("unknown subcommand '{}'; try 'strobe help'", words[0]));
+      throw UsageError(fmt::format("'{} {}' needs one of: {}; try '{} {}'", how.command, words[0],
+                                   join(group, ", "), how.help, words[0]));
+    throw UsageError(fmt::format("unknown subcommand '{}'; try '{}'", words[0], how.help));
   }
   const SubcommandSpec &spec = *cmd.spec;
   bool optionsEnded = false;
@@ -182,13 +182,13 @@ ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
       }
       opt = findLong(spec, name);
       if (!opt)
-        throw UsageError(fmt::format("'strobe {}' has no option --{}; try 'strobe help {}'",
-                                     spec.name, name, spec.name));
+        throw UsageError(fmt::format("'{} {}' has no option --{}; try '{} {}'", how.command,
+                                     spec.name, name, how.help, spec.name));
     } else {
       opt = findShort(spec, w[1]);
       if (!opt)
-        throw UsageError(fmt::format("'strobe {}' has no option -{}; try 'strobe help {}'",
-                                     spec.name, w[1], spec.name));
+        throw UsageError(fmt::format("'{} {}' has no option -{}; try '{} {}'", how.command,
+                                     spec.name, w[1], how.help, spec.name));
       if (w.size() > 2)
         inlineValue = w.substr(2);
     }
@@ -205,26 +205,28 @@ ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
     }
   }
   if (cmd.positionals.size() < spec.minPositionals)
-    throw UsageError(fmt::format("'strobe {}' needs {}; usage: strobe {} {}", spec.name,
-                                 spec.positionals, spec.name, spec.positionals));
+    throw UsageError(fmt::format("'{0} {1}' needs {2}; usage: {0} {1} {2}", how.command, spec.name,
+                                 spec.positionals));
   if (cmd.positionals.size() > spec.maxPositionals)
-    throw UsageError(fmt::format("'strobe {}' does not take '{}'; try 'strobe help {}'", spec.name,
-                                 cmd.positionals[spec.maxPositionals], spec.name));
+    throw UsageError(fmt::format("'{} {}' does not take '{}'; try '{} {}'", how.command, spec.name,
+                                 cmd.positionals[spec.maxPositionals], how.help, spec.name));
   return cmd;
 }
 
-std::string helpOverview(const std::vector<SubcommandSpec> &specs) {
-  std::string out = "strobe: a sampling tracer inside your debugger\n\nUsage: strobe SUBCOMMAND "
-                    "[OPTIONS]\n\nSubcommands:\n";
+std::string helpOverview(const std::vector<SubcommandSpec> &specs, const Invocation &how) {
+  std::string out = fmt::format(
+      "strobe: a sampling tracer inside your debugger\n\nUsage: {} SUBCOMMAND [OPTIONS]\n\n"
+      "Subcommands:\n",
+      how.command);
   for (const SubcommandSpec &s : specs)
     out += fmt::format("  {:<12} {}\n", s.name, s.summary);
-  out += "\n'strobe help SUBCOMMAND' describes one subcommand and its options.\n";
+  out += fmt::format("\n'{} SUBCOMMAND' describes one subcommand and its options.\n", how.help);
   return out;
 }
 
-std::string helpFor(const SubcommandSpec &spec) {
-  std::string out = fmt::format("strobe {}: {}\n\nUsage: strobe {}{}{}\n", spec.name, spec.summary,
-                                spec.name, spec.options.empty() ? "" : " [OPTIONS]",
+std::string helpFor(const SubcommandSpec &spec, const Invocation &how) {
+  std::string out = fmt::format("strobe {}: {}\n\nUsage: {} {}{}{}\n", spec.name, spec.summary,
+                                how.command, spec.name, spec.options.empty() ? "" : " [OPTIONS]",
                                 spec.positionals.empty() ? "" : " " + spec.positionals);
   if (!spec.details.empty())
     out += "\n" + spec.details + "\n";
@@ -243,24 +245,23 @@ std::string helpFor(const SubcommandSpec &spec) {
 }
 
 std::string helpTopic(const std::vector<SubcommandSpec> &specs,
-                      const std::vector<std::string> &words) {
+                      const std::vector<std::string> &words, const Invocation &how) {
   if (words.empty())
-    return helpOverview(specs);
+    return helpOverview(specs, how);
   std::string topic = join(words, " ");
   for (const SubcommandSpec &s : specs)
     if (s.name == topic)
-      return helpFor(s);
+      return helpFor(s, how);
   if (words.size() == 1) {
     std::string out;
     for (const SubcommandSpec &s : specs)
       if (s.name.starts_with(topic + " "))
         out += fmt::format("  {:<12} {}\n", s.name, s.summary);
     if (!out.empty())
-      return fmt::format(
-          "strobe {}: subcommands\n\n{}\n'strobe help {} SUBCOMMAND' describes one.\n", topic, out,
-          topic);
+      return fmt::format("strobe {0}: subcommands\n\n{1}\n'{2} {0} SUBCOMMAND' describes one.\n",
+                         topic, out, how.help);
   }
-  throw UsageError(fmt::format("no subcommand '{}'; try 'strobe help'", topic));
+  throw UsageError(fmt::format("no subcommand '{}'; try '{}'", topic, how.help));
 }
 
 } // namespace strobe

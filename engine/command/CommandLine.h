@@ -54,14 +54,24 @@ size_t subcommandWords(std::string_view name, const std::vector<std::string> &wo
 std::vector<std::string> groupMembers(const std::vector<SubcommandSpec> &specs,
                                       std::string_view group);
 
+// How the user types a subcommand, so that errors and help name what can be typed: in a debugger
+// `strobe profile`, offline `strobe-report FILE profile` and `strobe-report help profile`.
+struct Invocation {
+  std::string command; // what comes before a subcommand
+  std::string help;    // what comes before a help topic
+};
+inline const Invocation kInDebugger{"strobe", "strobe help"};
+
 // Subcommand names may have two words ("mem start"); the longest name the words begin with wins.
 ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
-                           const std::vector<std::string> &words);
+                           const std::vector<std::string> &words,
+                           const Invocation &how = kInDebugger);
 
-std::string helpOverview(const std::vector<SubcommandSpec> &specs);
-std::string helpFor(const SubcommandSpec &spec);
+std::string helpOverview(const std::vector<SubcommandSpec> &specs,
+                         const Invocation &how = kInDebugger);
+std::string helpFor(const SubcommandSpec &spec, const Invocation &how = kInDebugger);
 // `strobe help WORDS...`: the overview, one subcommand, or the members of a group ("mem").
 std::string helpTopic(const std::vector<SubcommandSpec> &specs,
-                      const std::vector<std::string> &words);
+                      const std::vector<std::string> &words, const Invocation &how = kInDebugger);
 
 } // namespace strobe

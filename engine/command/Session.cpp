@@ -319,7 +319,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     std::ranges::copy_if(subcommands(), std::back_inserter(listed), [&](const SubcommandSpec &s) {
       return target || !cmd.positionals.empty() || worksOffline(s.name);
     });
-    out += helpTopic(listed, cmd.positionals);
+    out += helpTopic(listed, cmd.positionals, invocation());
     return true;
   }
   if (name == "start") {
@@ -452,7 +452,7 @@ Session::~Session() {
 
 bool Session::execute(std::string_view args, std::string &out) {
   try {
-    ParsedCommand cmd = parseCommand(subcommands(), splitWords(args));
+    ParsedCommand cmd = parseCommand(subcommands(), splitWords(args), impl_->invocation());
     return impl_->run(cmd, out);
   } catch (const std::exception &e) {
     out += fmt::format("error: {}\n", e.what());

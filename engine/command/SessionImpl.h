@@ -90,6 +90,12 @@ struct Session::Impl {
   Session *session = nullptr;
   Target *target = nullptr;
   std::string debugger;
+
+  // A session without a debugger is strobe-report's, where the user types other words.
+  const Invocation &invocation() const {
+    static const Invocation offline{"strobe-report FILE", "strobe-report help"};
+    return target ? kInDebugger : offline;
+  }
   std::unique_ptr<Capture> capture;
   Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
   std::string captureOrigin; // "live", or the file it was loaded from

@@ -44,7 +44,7 @@ class ReportCliTest(unittest.TestCase):
     def test_help_needs_no_trace_file(self):
         rc, out = self.report("help", "dump")
         self.assertEqual(rc, 0, out)
-        self.assertIn("Usage: strobe dump", out)
+        self.assertIn("Usage: strobe-report FILE dump", out)
         rc, out = self.report("help")
         self.assertEqual(rc, 0, out)
         listed = re.findall(r"^  (\w+(?: \w+)?) ", out, re.M)
@@ -54,7 +54,8 @@ class ReportCliTest(unittest.TestCase):
             self.assertNotIn(live, listed, "needs a debugger, so strobe-report does not list it")
         rc, out = self.report("help", "frobnicate")
         self.assertEqual(rc, 1)
-        self.assertEqual(out.strip(), "error: no subcommand 'frobnicate'; try 'strobe help'")
+        self.assertEqual(out.strip(),
+                         "error: no subcommand 'frobnicate'; try 'strobe-report help'")
 
 
 if __name__ == "__main__":

@@ -172,6 +172,24 @@ TEST_F(SessionTest, OfflineSessionRefusesCapturing) {
   EXPECT_NE(out.find("strobe: a sampling tracer"), std::string::npos);
 }
 
+TEST_F(SessionTest, OfflineErrorsAndHelpNameWhatStrobeReportTakes) {
+  Session offline(nullptr, "strobe-report");
+  std::string out;
+  EXPECT_FALSE(offline.execute("profile --bogus", out));
+  EXPECT_EQ(out, "error: 'strobe-report FILE profile' has no option --bogus; try 'strobe-report "
+                 "help profile'\n");
+  out.clear();
+  EXPECT_FALSE(offline.execute("annotate", out));
+  EXPECT_EQ(out, "error: 'strobe-report FILE annotate' needs FUNCTION; usage: strobe-report FILE "
+                 "annotate FUNCTION\n");
+  out.clear();
+  EXPECT_TRUE(offline.execute("help dump", out));
+  EXPECT_NE(out.find("\nUsage: strobe-report FILE dump [OPTIONS]"), std::string::npos) << out;
+  out.clear();
+  EXPECT_TRUE(offline.execute("help", out));
+  EXPECT_NE(out.find("'strobe-report help SUBCOMMAND' describes one"), std::string::npos) << out;
+}
+
 TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
   std::string path =
       ::testing::TempDir() + "/session-output-" + std::to_string(getpid()) + ".strobe";
