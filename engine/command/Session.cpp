@@ -58,22 +58,36 @@ std::string describeStop(const StopEvent &event) {
                                    : "the process stopped: " + event.description;
 }
 
-Capture &Session::Impl::captureForEvents(Target &t) {
-  if (capture && captureOrigin == "live" && capture->header.pid == t.pid())
-    return *capture;
-  capture = std::make_unique<Capture>();
-  captureStartNs = monotonicNs();
-  capture->header.isa = t.isa();
-  capture->header.pid = t.pid();
-  capture->header.debugger = debugger;
-  capture->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
-  capture->modules = t.modules();
-  if (!capture->modules.empty())
-    capture->header.program = capture->modules.front().path;
+void Session::Impl::replaceCapture(std::unique_ptr<Capture> next, std::string origin) {
+  if (capture && !captureInFile && target &&
+      (!capture->samples.empty() || !capture->allocEvents.empty() || !capture->stepTraces.empty() ||
+       capture->loop))
+    target->print(fmt::format("strobe: the capture held ({}) was not saved and is replaced; "
+                              "'strobe save FILE' keeps a capture\n",
+                              contents(*capture)));
+  capture = std::move(next);
+  captureInFile = origin != "live";
+  captureOrigin = std::move(origin);
   profile = Profile();
-  captureOrigin = "live";
+}
+
+Capture &Session::Impl::captureForEvents(Target &t) {
+  if (capture && captureOrigin == "live" && capture->header.pid == t.pid()) {
+    captureInFile = false; // the events about to join it are in no file
+    return *capture;
+  }
+  auto fresh = std::make_unique<Capture>();
+  captureStartNs = monotonicNs();
+  fresh->header.isa = t.isa();
+  fresh->header.pid = t.pid();
+  fresh->header.debugger = debugger;
+  fresh->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  fresh->modules = t.modules();
+  if (!fresh->modules.empty())
+    fresh->header.program = fresh->modules.front().path;
+  replaceCapture(std::move(fresh), "live");
   return *capture;
 }
 
@@ -137,12 +151,11 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   if (joining) {
     next->startNs = captureStartNs;
   } else {
-    capture = std::move(fresh);
+    replaceCapture(std::move(fresh), "live");
     captureStartNs = next->startNs;
-    profile = Profile();
   }
+  captureInFile = next->output != nullptr;
   latencyNs = readNs = routineStops = 0;
-  captureOrigin = "live";
   endMessage.clear();
   live = std::move(next);
 }
@@ -418,6 +431,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     if (!capture)
       throw Failure("nothing captured yet; there is nothing to save");
     saveCapture(cmd.positionals[0], *capture);
+    captureInFile = true;
     out += fmt::format("strobe: saved {} to {}\n", contents(*capture), cmd.positionals[0]);
     return true;
   }
@@ -427,11 +441,9 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     LoadedTrace loaded = loadCapture(cmd.positionals[0]);
     for (const std::string &w : loaded.warnings)
       out += "warning: " + w + "\n";
-    capture = std::make_unique<Capture>(std::move(loaded.capture));
-    profile = Profile();
+    replaceCapture(std::make_unique<Capture>(std::move(loaded.capture)), cmd.positionals[0]);
     for (const Sample &sample : capture->samples)
       profile.add(sample);
-    captureOrigin = cmd.positionals[0];
     out += fmt::format("strobe: loaded {} from {}\n", contents(*capture), cmd.positionals[0]);
     return true;
   }

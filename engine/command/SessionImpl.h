@@ -99,6 +99,9 @@ struct Session::Impl {
   std::unique_ptr<Capture> capture;
   Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
   std::string captureOrigin; // "live", or the file it was loaded from
+  // The capture is in a file: saved, streamed there (--output) or loaded from it, and not added to
+  // since.
+  bool captureInFile = false;
   std::unique_ptr<LiveCapture> live;
   // Monotonic time the capture's clock starts from: samples and heap events share it.
   uint64_t captureStartNs = 0;
@@ -128,6 +131,9 @@ struct Session::Impl {
     return *capture;
   }
 
+  // The only way the held capture changes hands. Replacing one that is in no file loses it, and
+  // that is said (strobe holds one capture; perf at least keeps perf.data.old).
+  void replaceCapture(std::unique_ptr<Capture> next, std::string origin);
   // The capture that events of a new kind (a step trace) join: the one held for this very process,
   // or a fresh one.
   Capture &captureForEvents(Target &t);

@@ -287,3 +287,20 @@ TEST_F(SessionTest, TheStopThatEndsTheDurationIsNeverRoutine) {
   EXPECT_EQ(target.verdicts.back(), Verdict::StopQuietly);
   EXPECT_EQ(target.symbolizedInRoutineSample, 0u);
 }
+
+TEST_F(SessionTest, ReplacingACaptureThatIsInNoFileSaysSo) {
+  const std::string replaced = "strobe: the capture held (4 samples of 2 threads) was not saved "
+                               "and is replaced; 'strobe save FILE' keeps a capture\n";
+  run("record --samples 2 --frequency 2000");
+  run("record --samples 2 --frequency 2000");
+  EXPECT_NE(target.printed.find(replaced), std::string::npos) << target.printed;
+
+  std::string path = ::testing::TempDir() + "/session-kept-" + std::to_string(getpid()) + ".strobe";
+  run("save " + path);
+  target.printed.clear();
+  run("load " + path);
+  run("record --samples 2 --frequency 2000 --output " + path);
+  run("record --samples 2 --frequency 2000");
+  EXPECT_EQ(target.printed.find("was not saved"), std::string::npos) << target.printed;
+  std::remove(path.c_str());
+}
