@@ -117,6 +117,21 @@ std::string lineMarker(const SymbolInfo &line) {
   return marker;
 }
 
+// The addresses inside the function that its own direct branches go to.
+std::set<uint64_t> branchTargets(Disassembler &disassembler, const std::vector<uint8_t> &bytes,
+                                 uint64_t start) {
+  std::set<uint64_t> targets;
+  for (size_t offset = 0; offset < bytes.size();) {
+    std::optional<Instruction> insn =
+        disassembler.decode(std::span(bytes).subspan(offset), start + offset);
+    if (insn && insn->branchTarget && *insn->branchTarget >= start &&
+        *insn->branchTarget < start + bytes.size())
+      targets.insert(*insn->branchTarget);
+    offset += insn ? insn->length : 1;
+  }
+  return targets;
+}
+
 std::string assemblySection(const Capture &capture, const FunctionRef &f,
                             const std::map<uint64_t, uint64_t> &pcs, uint64_t functionSamples) {
   auto code = capture.code.find(f.start);
@@ -134,7 +149,9 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
                {"instruction", "", Table::Align::Left}});
   const SymbolInfo *lastLine = nullptr;
   uint64_t listed = 0;
-  // A run of unsampled nops (the padding compilers put before aligned loops) is one row.
+  // A run of unsampled nops (the padding compilers put before aligned loops) is one row, which a
+  // branch into the run splits so that its target keeps a row of its own.
+  const std::set<uint64_t> targets = branchTargets(disassembler, bytes, f.start);
   struct Padding {
     uint64_t address = 0;
     size_t count = 0, bytes = 0;
@@ -179,6 +196,8 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
     listed += samples;
     offset += length;
     if (samples == 0 && (text == "nop" || text.starts_with("nop "))) {
+      if (targets.count(address))
+        endPadding();
       if (padding.count++ == 0) {
         padding.address = address;
         padding.first = text;

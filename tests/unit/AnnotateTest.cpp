@@ -139,6 +139,21 @@ TEST_F(Annotate, UnsampledPaddingNopsAreOneRow) {
       << out;
 }
 
+TEST_F(Annotate, ABranchIntoPaddingSplitsItsRow) {
+  // jmp +10 over a 10-byte nop into a run of two more (3 + 1 bytes); ret.
+  c.code[0x402000] = {0xeb, 0x0a, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00,
+                      0x00, 0x00, 0x00, 0x0f, 0x1f, 0x00, 0x90, 0xc3};
+  c.symbols[0x402010] = {"jumps", 0x402000, 0x11, "", 0, {}};
+  sampleAt(0x402010, 3);
+  const std::string out = annotate("jumps", true, false);
+  EXPECT_NE(out.find("\n                 0x402000  jmp 0x40200c <jumps+0xc>\n"
+                     "                 0x402002  nop word ptr cs:[rax + rax]\n"
+                     "                 0x40200c  nop (2 nops, 4 bytes of padding)\n"
+                     "      3  100.0%  0x402010  ret\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST_F(Annotate, SourceGroupsInstructionsByLine) {
   EXPECT_EQ(annotate("compute", false, true),
             "strobe annotate: compute at 0x401000 (demo), 100 of 200 samples (50.0%, "
