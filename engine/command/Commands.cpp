@@ -104,15 +104,17 @@ std::vector<SubcommandSpec> build() {
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
         {"quiet", 'q', "", "print only the summary, not each instruction", {}}}});
-  specs.push_back({"dump",
-                   "[FILE]",
-                   0,
-                   1,
-                   "print the decoded records of the capture or of a trace file",
-                   "One line per record: step traces instruction by instruction, samples one\n"
-                   "per thread per stop, each with the registers that changed.",
-                   {{"thread", 't', "TID", "only this thread", {}},
-                    {"tenet", 0, "", "Tenet's text trace format (step traces)", {}}}});
+  specs.push_back(
+      {"dump",
+       "[FILE]",
+       0,
+       1,
+       "print the decoded records of the capture or of a trace file",
+       "One line per record: step traces instruction by instruction, samples one\n"
+       "per thread per stop, each with the registers that changed.",
+       {{"thread", 't', "TID", "only this thread", {}},
+        {"tenet", 0, "", "Tenet's text trace format (step traces)", {}},
+        {"output", 'o', "FILE", "write the records to FILE instead of the console", {}}}});
   specs.push_back(
       {"loop",
        "",

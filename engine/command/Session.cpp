@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
 #include <iterator>
 #include <signal.h>
 
@@ -363,17 +364,29 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     options.format = cmd.has("tenet") ? DumpFormat::Tenet : DumpFormat::Text;
     if (cmd.has("thread"))
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
+    std::string records;
     if (!cmd.positionals.empty()) {
       LoadedTrace loaded = loadCapture(cmd.positionals[0]);
       for (const std::string &w : loaded.warnings)
         out += "warning: " + w + "\n";
-      out += renderDump(loaded.capture, options);
-      return true;
-    }
-    if (!capture)
+      records = renderDump(loaded.capture, options);
+    } else if (capture) {
+      records = renderDump(*capture, options);
+    } else {
       throw Failure(
           "nothing captured yet; use 'strobe step', 'strobe record' or 'strobe load FILE'");
-    out += renderDump(*capture, options);
+    }
+    if (!cmd.has("output")) {
+      out += records;
+      return true;
+    }
+    const std::string path = cmd.get("output");
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file || !file.write(records.data(), static_cast<std::streamsize>(records.size())).flush())
+      throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    out +=
+        fmt::format("strobe: wrote {} to {}\n",
+                    plural(static_cast<size_t>(std::ranges::count(records, '\n')), "line"), path);
     return true;
   }
   if (name.starts_with("mem ")) {

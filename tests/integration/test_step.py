@@ -38,7 +38,7 @@ def parse_tenet(text):
 class StepTraceTest:
     """Mixed into one test class per debugger."""
 
-    def strobe_run(self):
+    def strobe_run(self, tenet_file):
         raise NotImplementedError
 
     def reference_run(self, accesses_path, states_path):
@@ -56,14 +56,20 @@ class StepTraceTest:
         self.assertRegex(out[note.end():], r"strobe: stepped 3 instructions of thread \d+")
 
     def test_tenet_trace_equals_the_debuggers_own_stepping(self):
-        rc, out = self.strobe_run()
-        self.assertEqual(rc, 0, out)
-        self.assertRegex(out, rf"strobe: stepped {STEPS} instructions of thread \d+")
-        steps = parse_tenet(out)
-        self.assertGreaterEqual(len(steps), STEPS, out[-3000:])
-        steps = steps[:STEPS]
-        self.assertTrue(any(m for _, m in steps), "walk loads and stores: memory must show")
         with tempfile.TemporaryDirectory() as tmp:
+            # Written by --output: LLDB cannot redirect a command into a file.
+            tenet_file = os.path.join(tmp, "walk.tenet")
+            rc, out = self.strobe_run(tenet_file)
+            self.assertEqual(rc, 0, out)
+            self.assertRegex(out, rf"strobe: stepped {STEPS} instructions of thread \d+")
+            with open(tenet_file) as f:
+                tenet = f.read()
+            self.assertIn(f"strobe: wrote {tenet.count(chr(10))} lines to {tenet_file}", out)
+            self.assertNotIn("rip=", out, "the trace goes to the file, not the console")
+            steps = parse_tenet(tenet)
+            self.assertGreaterEqual(len(steps), STEPS, tenet[-3000:])
+            steps = steps[:STEPS]
+            self.assertTrue(any(m for _, m in steps), "walk loads and stores: memory must show")
             accesses = os.path.join(tmp, "accesses.json")
             states_path = os.path.join(tmp, "states.json")
             with open(accesses, "w") as f:
@@ -94,9 +100,10 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
     def setUp(self):
         harness.require_built(harness.GDB_SCRIPT)
 
-    def strobe_run(self):
+    def strobe_run(self, tenet_file):
         return harness.gdb(["break walk", "run", f"strobe step --count {STEPS} --memory --quiet",
-                            "strobe dump --tenet", "info breakpoints"], harness.fixture("steps"))
+                            f"strobe dump --tenet --output {tenet_file}", "info breakpoints"],
+                           harness.fixture("steps"))
 
     def reference_run(self, accesses, states):
         return harness.run(["gdb", "-nx", "-batch", "-ex", "break walk", "-ex", "run",
@@ -113,9 +120,9 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     def setUp(self):
         harness.require_built(harness.LLDB_PLUGIN)
 
-    def strobe_run(self):
+    def strobe_run(self, tenet_file):
         return harness.lldb(["b walk", "run", f"strobe step --count {STEPS} --memory --quiet",
-                             "strobe dump --tenet"], harness.fixture("steps"))
+                             f"strobe dump --tenet -o {tenet_file}"], harness.fixture("steps"))
 
     def reference_run(self, accesses, states):
         return harness.run(["lldb-19", "-b", "--no-lldbinit", "-o", "b walk", "-o", "run",

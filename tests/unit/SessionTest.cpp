@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 using namespace strobe;
 using strobe::testing::FakeTarget;
@@ -303,4 +305,20 @@ TEST_F(SessionTest, ReplacingACaptureThatIsInNoFileSaysSo) {
   run("record --samples 2 --frequency 2000");
   EXPECT_EQ(target.printed.find("was not saved"), std::string::npos) << target.printed;
   std::remove(path.c_str());
+}
+
+TEST_F(SessionTest, DumpWritesTheRecordsToAFileOnRequest) {
+  run("record --samples 2 --frequency 2000");
+  const std::string printed = run("dump");
+  ASSERT_NE(printed.find('\n'), std::string::npos);
+  std::string path = ::testing::TempDir() + "/session-dump-" + std::to_string(getpid()) + ".txt";
+  const std::string lines = std::to_string(std::count(printed.begin(), printed.end(), '\n'));
+  EXPECT_EQ(run("dump --output " + path), "strobe: wrote " + lines + " lines to " + path + "\n");
+  std::ifstream file(path);
+  std::stringstream written;
+  written << file.rdbuf();
+  EXPECT_EQ(written.str(), printed);
+  std::remove(path.c_str());
+  EXPECT_EQ(run("dump -o /nonexistent/dir/dump.txt", false),
+            "error: cannot write /nonexistent/dir/dump.txt: No such file or directory\n");
 }
