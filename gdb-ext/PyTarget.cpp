@@ -102,12 +102,7 @@ template <typename R, typename... Args> R PyTarget::call(const char *method, Arg
 
 bool PyTarget::hasProcess() { return call<bool>("has_process"); }
 
-Isa PyTarget::isa() {
-  auto name = call<std::string>("isa");
-  if (auto isa = isaFromName(name))
-    return *isa;
-  throw std::runtime_error("strobe does not support the architecture '" + name + "'");
-}
+Isa PyTarget::isa() { return requireIsa(call<std::string>("isa")); }
 
 const std::optional<HostProcess> &PyTarget::hostProcess() {
   auto [pid, tid, program] = call<std::tuple<int, uint64_t, std::string>>("identity");

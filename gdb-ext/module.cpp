@@ -195,24 +195,16 @@ PYBIND11_MODULE(_strobe, m) {
   m.def(
       "register_names",
       [](std::string_view architecture) {
-        auto isa = isaFromName(architecture);
-        if (!isa)
-          throw py::value_error("strobe does not support the architecture '" +
-                                std::string(architecture) + "'");
-        return std::vector<std::string>(registerTable(*isa).regs.begin(),
-                                        registerTable(*isa).regs.end());
+        const RegisterTable &table = registerTable(requireIsa(architecture));
+        return std::vector<std::string>(table.regs.begin(), table.regs.end());
       },
       py::arg("architecture"), "The registers a sample records, in the engine's order.");
 
   m.def(
       "extended_registers",
       [](std::string_view architecture) {
-        auto isa = isaFromName(architecture);
-        if (!isa)
-          throw py::value_error("strobe does not support the architecture '" +
-                                std::string(architecture) + "'");
         std::vector<std::pair<std::string, unsigned>> names;
-        for (const ExtRegister &r : registerTable(*isa).ext)
+        for (const ExtRegister &r : registerTable(requireIsa(architecture)).ext)
           names.emplace_back(r.name, r.bytes);
         return names;
       },

@@ -299,8 +299,10 @@ bool LldbTarget::hasProcess() {
 }
 
 Isa LldbTarget::isa() {
+  // "i386-unknown-linux-gnu": the architecture is the triple's first word.
   const char *triple = selectedTarget().GetTriple();
-  return isaFromName(triple ? triple : "").value_or(Isa::X86_64);
+  const std::string_view name = triple ? triple : "";
+  return requireIsa(name.substr(0, name.find('-')));
 }
 
 const std::optional<HostProcess> &LldbTarget::hostProcess() {

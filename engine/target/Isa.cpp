@@ -1,6 +1,8 @@
 #include "target/Isa.h"
 
 #include <array>
+#include <stdexcept>
+#include <string>
 
 namespace strobe {
 namespace {
@@ -56,6 +58,13 @@ std::optional<Isa> isaFromName(std::string_view name) {
   if (name.find("aarch64") != name.npos || name.find("arm64") != name.npos)
     return Isa::AArch64;
   return std::nullopt;
+}
+
+Isa requireIsa(std::string_view name) {
+  if (std::optional<Isa> isa = isaFromName(name))
+    return *isa;
+  throw std::invalid_argument("strobe does not support the architecture '" + std::string(name) +
+                              "'; it samples x86-64 and AArch64 programs");
 }
 
 } // namespace strobe

@@ -41,5 +41,8 @@ struct RegisterTable {
 
 const RegisterTable &registerTable(Isa isa);
 std::optional<Isa> isaFromName(std::string_view name); // accepts debugger spellings ("i386:x86-64")
+// isaFromName() of what a debugger calls the inferior's architecture, or std::invalid_argument
+// that says what strobe samples instead.
+Isa requireIsa(std::string_view name);
 
 } // namespace strobe

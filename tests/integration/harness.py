@@ -38,6 +38,11 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
+# What both debuggers say for a 32-bit x86 inferior (fixture spin-i386).
+UNSUPPORTED_I386 = ("error: strobe does not support the architecture 'i386'; it samples x86-64 "
+                    "and AArch64 programs")
+
+
 def run(argv, timeout=TIMEOUT, env=None):
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
                           stdin=subprocess.DEVNULL)

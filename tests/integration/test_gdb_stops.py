@@ -92,6 +92,14 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(out.strip(), "error: no process; launch or attach to one first "
                                       "(strobe samples a running process)")
 
+    def test_an_unsupported_architecture_is_refused(self):
+        commands = ["strobe record --duration 0.2", "strobe step --count 2", "strobe mem start"]
+        rc, out = harness.gdb(["starti", *commands, "info breakpoints"],
+                              harness.fixture("spin-i386"))
+        errors = [line for line in out.splitlines() if line.startswith("error:")]
+        self.assertEqual(errors, [harness.UNSUPPORTED_I386] * len(commands), out)
+        self.assertIn("No breakpoints or watchpoints.", out)
+
     def test_start_twice(self):
         rc, out = harness.gdb(["break main", "run", "strobe start --no-resume",
                                "strobe start --no-resume", "strobe stop"],

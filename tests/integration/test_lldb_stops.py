@@ -149,6 +149,16 @@ class LldbStops(unittest.TestCase):
                 self.assertEqual(len(after), 1, f"one line for {commands[-1]!r}:\n{out}")
 
 
+    def test_an_unsupported_architecture_is_refused(self):
+        for command in ("strobe record --duration 0.2", "strobe step --count 2",
+                        "strobe mem start"):
+            with self.subTest(command=command):
+                rc, out = harness.lldb(["process launch -s", command],
+                                       harness.fixture("spin-i386"))
+                errors = [line for line in out.splitlines() if line.startswith("error:")]
+                self.assertEqual(errors, [harness.UNSUPPORTED_I386], out)
+
+
 class InteractiveLldb:
     """lldb-19 on a terminal of its own, as a user runs it."""
 
