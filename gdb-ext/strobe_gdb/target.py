@@ -417,8 +417,12 @@ class GdbTarget:
     def _warn_unreadable(self, error):
         if "is running" in str(error) and not self._warned_running:
             self._warned_running = True
-            gdb.write("strobe: only the stopped thread can be sampled: GDB runs this process in "
-                      "non-stop mode; load strobe before starting or attaching to it\n")
+            # The user's `set non-stop on`, or GDB's own non-stop target under all-stop, which
+            # strobe turns off only when it is loaded before the process starts.
+            why = ("'set non-stop on' keeps the other threads running" if gdb.parameter("non-stop")
+                   else "GDB runs this process in non-stop mode; load strobe before starting or "
+                        "attaching to it")
+            gdb.write(f"strobe: only the stopped thread can be sampled: {why}\n")
 
 
 class _Arming:

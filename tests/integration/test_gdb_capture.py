@@ -147,6 +147,16 @@ class ThreadsTest(unittest.TestCase):
         self.assertEqual(next(iter(harness.function_percentages(cpu))), "busy_worker", cpu)
         harness.assert_parked_thread_off_cpu(self, wall, cpu)
 
+    def test_the_users_non_stop_mode_is_named(self):
+        rc, out = harness.gdb(["set non-stop on", "break main", "run",
+                               "strobe record --duration 0.3"],
+                              harness.fixture("threads"), ["2", "2"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("strobe: only the stopped thread can be sampled: 'set non-stop on' keeps "
+                      "the other threads running", out)
+        self.assertRegex(out, r"strobe: sampling ended: the duration was reached; \d+ samples of "
+                              r"1 thread in")
+
 
 if __name__ == "__main__":
     unittest.main()
