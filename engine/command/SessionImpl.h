@@ -90,12 +90,6 @@ struct Session::Impl {
   Session *session = nullptr;
   Target *target = nullptr;
   std::string debugger;
-
-  // A session without a debugger is strobe-report's, where the user types other words.
-  const Invocation &invocation() const {
-    static const Invocation offline{"strobe-report FILE", "strobe-report help"};
-    return target ? kInDebugger : offline;
-  }
   std::unique_ptr<Capture> capture;
   Profile profile;           // the real-time reduction of `capture`, fed one sample at a time
   std::string captureOrigin; // "live", or the file it was loaded from
@@ -121,6 +115,11 @@ struct Session::Impl {
     if (!target || !target->hasProcess())
       throw Failure("no process; launch or attach to one first (strobe samples a running process)");
     return *target;
+  }
+  // A session without a debugger is strobe-report's, where the user types other words.
+  const Invocation &invocation() const {
+    static const Invocation offline{"strobe-report FILE", "strobe-report help"};
+    return target ? kInDebugger : offline;
   }
   const Capture &captureForReport() const {
     if (!capture || capture->samples.empty())
