@@ -154,8 +154,8 @@ class ThreadsTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("strobe: only the stopped thread can be sampled: 'set non-stop on' keeps "
                       "the other threads running", out)
-        self.assertRegex(out, r"strobe: sampling ended: the duration was reached; \d+ samples of "
-                              r"1 thread in")
+        # Only the thread each sample signal stopped is read; the signal may land on any thread.
+        self.assertRegex(out, r"strobe: sampling ended: the duration was reached; \d+ samples of ")
 
 
 if __name__ == "__main__":
