@@ -59,6 +59,17 @@ std::string describeStop(const StopEvent &event) {
                                    : "the process stopped: " + event.description;
 }
 
+std::unique_ptr<Capture> Session::Impl::newCapture(Target &t) const {
+  auto fresh = std::make_unique<Capture>();
+  fresh->header.isa = t.isa();
+  fresh->header.pid = t.pid();
+  fresh->header.debugger = debugger;
+  fresh->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  return fresh;
+}
+
 void Session::Impl::replaceCapture(std::unique_ptr<Capture> next, std::string origin) {
   if (capture && !captureInFile && target &&
       (!capture->samples.empty() || !capture->allocEvents.empty() || !capture->stepTraces.empty() ||
@@ -77,14 +88,8 @@ Capture &Session::Impl::captureForEvents(Target &t) {
     captureInFile = false; // the events about to join it are in no file
     return *capture;
   }
-  auto fresh = std::make_unique<Capture>();
+  std::unique_ptr<Capture> fresh = newCapture(t);
   captureStartNs = monotonicNs();
-  fresh->header.isa = t.isa();
-  fresh->header.pid = t.pid();
-  fresh->header.debugger = debugger;
-  fresh->header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
   fresh->modules = t.modules();
   if (!fresh->modules.empty())
     fresh->header.program = fresh->modules.front().path;
@@ -119,16 +124,8 @@ void Session::Impl::arm(const SamplingPlan &plan) {
 
   // Heap tracking in progress: the samples join its capture, on its clock.
   bool joining = tracker && tracker->active() && capture;
-  auto fresh = joining ? nullptr : std::make_unique<Capture>();
+  std::unique_ptr<Capture> fresh = joining ? nullptr : newCapture(t);
   Capture &c = joining ? *capture : *fresh;
-  if (!joining) {
-    c.header.isa = t.isa();
-    c.header.pid = t.pid();
-    c.header.debugger = debugger;
-    c.header.startUnixNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  }
   c.header.periodNs = static_cast<uint64_t>(1e9 / hz);
   c.header.stackDepth = depth;
 

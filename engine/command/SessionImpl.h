@@ -130,6 +130,8 @@ struct Session::Impl {
     return *capture;
   }
 
+  // An empty capture of `t`'s process, begun now.
+  std::unique_ptr<Capture> newCapture(Target &t) const;
   // The only way the held capture changes hands. Replacing one that is in no file loses it, and
   // that is said (strobe holds one capture; perf at least keeps perf.data.old).
   void replaceCapture(std::unique_ptr<Capture> next, std::string origin);

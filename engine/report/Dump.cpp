@@ -157,7 +157,6 @@ void appendSamples(const Capture &capture, const DumpOptions &options, std::stri
 }
 
 std::string renderTenet(const Capture &capture, const DumpOptions &options) {
-  requireThread(capture, options);
   std::set<uint64_t> threads;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
@@ -204,9 +203,9 @@ std::string renderStepTrace(const Capture &capture, const StepTrace &trace) {
 }
 
 std::string renderDump(const Capture &capture, const DumpOptions &options) {
+  requireThread(capture, options);
   if (options.format == DumpFormat::Tenet)
     return renderTenet(capture, options);
-  requireThread(capture, options);
   Disassembler disassembler(capture.header.isa);
   std::string out;
   if (options.steps)
