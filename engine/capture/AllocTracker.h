@@ -74,6 +74,7 @@ public:
 
   // Symbolizes the event stacks' new pcs into the capture (return addresses at address - 1).
   void symbolizePending();
+  void programReplaced() { names_.programReplaced(); }
 
 private:
   struct Hook {

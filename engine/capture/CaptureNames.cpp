@@ -39,6 +39,8 @@ void CaptureNames::noteStack(std::span<const uint64_t> stack) {
 }
 
 void CaptureNames::refreshModules() {
+  if (programReplaced_)
+    return; // the target lists the new program's
   for (ModuleInfo &m : target_.modules()) {
     bool known =
         std::any_of(capture_.modules.begin(), capture_.modules.end(),
@@ -52,18 +54,43 @@ void CaptureNames::refreshModules() {
 void CaptureNames::symbolizePending(const std::function<void(const SymbolInfo &)> &onPc) {
   if (modulesStale_)
     refreshModules();
+  auto name = [this](uint64_t address) {
+    return programReplaced_ ? nameFromCapture(address) : target_.symbolize(address);
+  };
   for (uint64_t pc : pcs_) {
     if (capture_.symbols.count(pc))
       continue;
-    const SymbolInfo &symbol = capture_.symbols.emplace(pc, target_.symbolize(pc)).first->second;
-    if (onPc)
+    const SymbolInfo &symbol = capture_.symbols.emplace(pc, name(pc)).first->second;
+    // After an exec the process holds another program's code at that address.
+    if (onPc && !programReplaced_)
       onPc(symbol);
   }
   for (uint64_t call : calls_)
     if (!capture_.symbols.count(call))
-      capture_.symbols.emplace(call, target_.symbolize(call));
+      capture_.symbols.emplace(call, name(call));
   pcs_.clear();
   calls_.clear();
+}
+
+SymbolInfo CaptureNames::nameFromCapture(uint64_t address) {
+  // Without its line: the debugger named the function for another address.
+  for (const auto &[named, known] : capture_.symbols)
+    if (!known.function.empty() && known.size && address >= known.start &&
+        address - known.start < known.size)
+      return {known.function, known.start, known.size, {}, 0, {}};
+  const ModuleInfo *module = capture_.moduleFor(address);
+  if (!module)
+    return {};
+  auto [file, added] = files_.try_emplace(module->path);
+  if (added)
+    file->second = ElfImage::open(module->path);
+  if (!file->second)
+    return {};
+  std::optional<ElfImage::FunctionSymbol> function =
+      file->second->functionAt(address - module->bias);
+  if (!function)
+    return {};
+  return {std::move(function->name), function->start + module->bias, function->size, {}, 0, {}};
 }
 
 } // namespace strobe

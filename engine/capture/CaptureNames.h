@@ -2,15 +2,22 @@
 // addresses of a library unloaded since still symbolize), the threads (by name where the process
 // is on this host), and the symbols of the pcs and return addresses its stacks hold, looked up in
 // batches. The sampler and the allocation tracker both record stacks and share this.
+//
+// After an exec the debugger holds the new program's modules and symbols, so what the capture
+// noted before it is named from what the capture itself knows (see programReplaced()).
 #pragma once
 
 #include "capture/Capture.h"
+#include "native/ElfImage.h"
 #include "target/Target.h"
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 #include <span>
+#include <string>
 
 namespace strobe {
 
@@ -25,14 +32,23 @@ public:
   // Names what was noted since the last call; `onPc` sees each new frame-0 symbol.
   void symbolizePending(const std::function<void(const SymbolInfo &)> &onPc = {});
   void refreshModules();
+  // The process executed a new program: from now on the target is not asked to name anything.
+  // What is pending takes the name of a function the capture already named around it, else the
+  // ELF symbol of its module's file as the capture listed it, else stays unnamed.
+  void programReplaced() { programReplaced_ = true; }
 
 private:
+  SymbolInfo nameFromCapture(uint64_t address);
+
   Target &target_;
   Capture &capture_;
   bool modulesStale_ = true;
+  bool programReplaced_ = false;
   std::set<uint64_t> pcs_;
   std::set<uint64_t> calls_;   // return address - 1
   std::set<uint64_t> threads_; // noted by this recorder
+  // The old program's files after an exec, by path; null when one cannot be read.
+  std::map<std::string, std::unique_ptr<ElfImage>> files_;
 };
 
 } // namespace strobe

@@ -22,6 +22,7 @@ public:
   // Symbolizes the pcs seen since the last call and captures the code of newly seen functions.
   void symbolizePending();
   void refreshModules() { names_.refreshModules(); }
+  void programReplaced() { names_.programReplaced(); }
 
 private:
   bool onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall);

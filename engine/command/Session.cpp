@@ -51,6 +51,10 @@ std::string describeStop(const StopEvent &event) {
     if (const char *name = sigabbrev_np(event.signo))
       return fmt::format("the process received signal SIG{} ({})", name, event.signo);
     return fmt::format("the process received signal {}", event.signo);
+  case StopEvent::Kind::Exec:
+    return event.description.empty()
+               ? "the process executed a new program"
+               : fmt::format("the process executed a new program ({})", event.description);
   case StopEvent::Kind::Step:
   case StopEvent::Kind::Other:
     break;
@@ -215,9 +219,10 @@ void Session::Impl::finish(const std::string &reason) {
                outputNote + (pacing.empty() ? "" : "; " + pacing);
 }
 
-// A stop that ends the process, or that a debugger user calls a crash.
-static bool endsTheProcess(const StopEvent &event) {
-  if (event.kind == StopEvent::Kind::Exited)
+// A stop that ends the program the process ran (an exit or an exec), or that a debugger user
+// calls a crash.
+static bool endsTheProgram(const StopEvent &event) {
+  if (event.kind == StopEvent::Kind::Exited || event.kind == StopEvent::Kind::Exec)
     return true;
   static const int crashes[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
   return event.kind == StopEvent::Kind::Signal &&
@@ -256,12 +261,20 @@ bool Session::Impl::takeRoutineSample(const StopEvent &event) {
 }
 
 Verdict Session::Impl::onStop(const StopEvent &event) {
-  if (tracker && endsTheProcess(event)) {
+  if (event.kind == StopEvent::Kind::Exec) {
+    // What is still to be named ran in the program the debugger has just let go of.
+    if (live)
+      live->sampler.programReplaced();
+    if (tracker)
+      tracker->programReplaced();
+  }
+  if (tracker && endsTheProgram(event)) {
     // The debugger is the surviving observer: say what the heap held before the user looks.
     if (live)
       finish(describeStop(event));
     target->print(heapTablesAtEnd(describeStop(event)));
-    if (event.kind == StopEvent::Kind::Exited)
+    // The new program's code is where the hooks were; the heap they watched is gone.
+    if (event.kind == StopEvent::Kind::Exited || event.kind == StopEvent::Kind::Exec)
       endHeapTracking();
     return Verdict::HandToUser;
   }

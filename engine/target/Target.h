@@ -54,7 +54,9 @@ struct DataLocation {
 // Why the inferior stopped, as the front-end saw it.
 struct StopEvent {
   // Step: a stepInstruction() completed normally (the thread executed one instruction).
-  enum class Kind { Signal, Breakpoint, Exited, Step, Other } kind = Kind::Other;
+  // Exec: the process executed a new program (execve); the debugger now holds that program's
+  // modules and symbols, and `description` is its path.
+  enum class Kind { Signal, Breakpoint, Exited, Step, Exec, Other } kind = Kind::Other;
   uint64_t tid = 0;
   int signo = 0;           // Kind::Signal
   int exitCode = 0;        // Kind::Exited (negative: killed by signal -exitCode)

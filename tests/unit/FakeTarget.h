@@ -63,6 +63,7 @@ public:
   // breakpoint).
   std::optional<size_t> userStopAfter;
   StopEvent userStop{StopEvent::Kind::Breakpoint, 1001, 0, 0, "breakpoint 1.1"};
+  std::function<void()> beforeUserStop; // what happens to the process there (an exec, say)
   std::vector<Verdict> verdicts;
   std::chrono::microseconds readDelay{0}; // each readThread() takes this long (a slow debugger)
   std::string printed;
@@ -148,6 +149,8 @@ public:
     size_t stops = 0;
     for (;;) {
       if (userStopAfter && stops == *userStopAfter) {
+        if (beforeUserStop)
+          beforeUserStop();
         verdicts.push_back(session->onStop(userStop));
         return userStop;
       }

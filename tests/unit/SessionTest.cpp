@@ -114,6 +114,28 @@ TEST_F(SessionTest, ExitDuringRecordKeepsTheSamples) {
   EXPECT_EQ(target.verdicts.back(), Verdict::HandToUser);
 }
 
+TEST_F(SessionTest, AnExecEndsTheCaptureAndNamesNothingAfterTheNewProgram) {
+  target.userStopAfter = 2;
+  target.userStop = {StopEvent::Kind::Exec, 1001, 0, 0, "/bin/next"};
+  // The debugger now holds the next program, at the same addresses.
+  target.beforeUserStop = [this] {
+    target.moduleTable = {{"/bin/next", "", 0x400000, 0x500000, 0}};
+    target.symbolTable = {{0x400000, {"next_main", 0x400000, 0x10000, "/src/next.c", 1, {}}}};
+  };
+  std::string out = run("record --frequency 2000");
+  EXPECT_EQ(target.verdicts.back(), Verdict::HandToUser);
+  EXPECT_NE(out.find("sampling ended: the process executed a new program (/bin/next); 4 samples"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(target.armed);
+  out = run("profile --by function");
+  EXPECT_EQ(out.find("next_main"), std::string::npos) << out;
+  EXPECT_NE(out.find("[unknown]"), std::string::npos) << out;
+  out = run("profile --by module");
+  EXPECT_NE(out.find(" app\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("next"), std::string::npos) << out;
+}
+
 TEST_F(SessionTest, StartResumesInTheBackgroundAndStopKeepsTheCapture) {
   std::string out = run("start --frequency 500");
   EXPECT_NE(out.find("sampling pid"), std::string::npos) << out;
