@@ -72,6 +72,7 @@ PYBIND11_MODULE(_strobe, m) {
       .value("Breakpoint", StopEvent::Kind::Breakpoint)
       .value("Exited", StopEvent::Kind::Exited)
       .value("Step", StopEvent::Kind::Step)
+      .value("Exec", StopEvent::Kind::Exec)
       .value("Other", StopEvent::Kind::Other);
 
   py::enum_<Verdict>(m, "Verdict")

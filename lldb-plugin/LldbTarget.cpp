@@ -706,6 +706,13 @@ StopEvent LldbTarget::threadEvent(lldb::SBThread &thread) {
                : reason == lldb::eStopReasonBreakpoint ? StopEvent::Kind::Breakpoint
                                                        : StopEvent::Kind::Other;
   event.tid = thread.GetThreadID();
+  if (reason == lldb::eStopReasonExec) {
+    event.kind = StopEvent::Kind::Exec;
+    char path[PATH_MAX] = {};
+    thread.GetProcess().GetTarget().GetExecutable().GetPath(path, sizeof path);
+    event.description = path;
+    return event;
+  }
   if (reason == lldb::eStopReasonSignal) {
     event.signo = static_cast<int>(thread.GetStopReasonDataAtIndex(0));
     if (isEmulated())

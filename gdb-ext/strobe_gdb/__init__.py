@@ -21,6 +21,7 @@ def load():
     gdb.events.new_thread.connect(_target.on_new_thread)
     gdb.events.stop.connect(_target.on_stop_event)
     gdb.events.exited.connect(_target.on_exited)
+    gdb.events.clear_objfiles.connect(_target.on_program_replaced)
     # Where a step must go through GDB depends on every breakpoint location; what the module
     # knows of the process's modules, on the modules.
     for event in ("breakpoint_created", "breakpoint_modified", "breakpoint_deleted"):

@@ -63,6 +63,7 @@ class GdbTarget:
         self._retired = {}  # address -> engine breakpoints deleted in a callback, still in GDB
         self._own_stop = None  # the sample stop after which $_strobe_stop() asked GDB to stop
         self._last_stop = None  # the latest stop GDB reported
+        self._exec_stop = None  # the exec GDB is following, until its catchpoint's stop
         self._warned_running = False
         # The user's `handle` settings of a signal an arming left silenced, for the next to restore.
         self._user_handling = {}
@@ -308,9 +309,25 @@ class GdbTarget:
             # The sample signal is now this thread's stop signal: drop it, or the first
             # `continue` after its `pass` setting is restored would deliver it to the program.
             gdb.execute("queue-signal 0", to_string=True)
+        elif self._exec_stop is not None:  # reported to the engine by on_program_replaced
+            self._last_stop = self._exec_stop
         else:
             self._stopped(_describe(event, self._stepping))
+        self._exec_stop = None
         self.run_deferred()
+
+    def on_program_replaced(self, event):
+        """clear_objfiles while armed and the process lives: it executed a new program. GDB
+        inserts every breakpoint into the new program before it reports the exec, so the engine
+        hears of it now and removes what it set in the old one; the exec catchpoint that then
+        stops the process stays until that stop."""
+        inferior = gdb.selected_inferior()
+        if not self._armings or inferior.pid == 0 or event.progspace != inferior.progspace:
+            return
+        thread = gdb.selected_thread()
+        self._exec_stop = (StopKind.Exec, thread.ptid[1] if thread is not None else 0, 0, 0,
+                           (event.progspace.filename or "").removeprefix("target:"))
+        self._stopped(self._exec_stop)
 
     def on_exited(self, event):
         code = getattr(event, "exit_code", None)
@@ -431,14 +448,17 @@ class _Arming:
     def __init__(self, target, on_stop, signo):
         self.target, self.on_stop, self.signo = target, on_stop, signo
         self.silent_kept = False
+        # GDB follows an exec without stopping; strobe's capture of the old program ends there.
+        try:
+            self.exec_catchpoint = _new_catchpoint("catch exec")
+        except gdb.error:  # a target that cannot report an exec
+            self.exec_catchpoint = None
         if not signo:
-            return  # only stops reported: nothing to set up
+            return  # only stops reported: nothing more to set up
         self.name = gdb_signal_name(signo)
         self.handling = target._user_handling.pop(self.name, None) or _handling(self.name)
         gdb.execute(f"handle {self.name} nostop noprint nopass", to_string=True)
-        gdb.execute(f"catch signal {self.name}", to_string=True)
-        number = int(gdb.convenience_variable("bpnum"))
-        self.catchpoint = next(b for b in gdb.breakpoints() if b.number == number)
+        self.catchpoint = _new_catchpoint(f"catch signal {self.name}")
         self.catchpoint.silent = True  # strobe's final stop of a capture prints nothing
         self.catchpoint.condition = f"${_STOP_FUNCTION}()"
 
@@ -449,16 +469,30 @@ class _Arming:
         if self in self.target._armings:
             self.target._armings.remove(self)
         self.on_stop = None
-        if self.signo:
-            self.target.defer_or_run(self._undo)
+        self.target.defer_or_run(self._undo)
 
     def _undo(self):
+        catchpoint = self.exec_catchpoint
+        if catchpoint is not None:
+            # GDB looks for the catchpoint only after it has followed the exec.
+            if self.target._exec_stop is not None:
+                self.target._deferred.append(lambda: catchpoint.is_valid() and catchpoint.delete())
+            elif catchpoint.is_valid():
+                catchpoint.delete()
+        if not self.signo:
+            return
         if self.catchpoint.is_valid():
             self.catchpoint.delete()
         if self.silent_kept:
             self.target._user_handling[self.name] = self.handling
         else:
             gdb.execute(f"handle {self.name} {self.handling}", to_string=True)
+
+
+def _new_catchpoint(command):
+    gdb.execute(command, to_string=True)
+    number = int(gdb.convenience_variable("bpnum"))
+    return next(b for b in gdb.breakpoints() if b.number == number)
 
 
 class _EngineBreakpoint(gdb.Breakpoint):
