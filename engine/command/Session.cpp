@@ -316,7 +316,9 @@ std::string Session::Impl::status() const {
     cost = fmt::format("; per stop: {:.0f} us from signal to stop, {:.0f} us reading threads",
                        latencyNs / 1e3 / capture->stops, readNs / 1e3 / capture->stops);
     if (routineStops)
-      cost += fmt::format("; {} sampled before the debugger made the stop public", routineStops);
+      cost += fmt::format("; {} of them on the fast path (read and resumed before the debugger "
+                          "handled the stop)",
+                          routineStops);
   }
   if (live) {
     std::string pacing = pacingNote(*live, capture->header.periodNs, monotonicNs());

@@ -163,8 +163,8 @@ def assert_demo_shares(test, report, points=3.0):
 
 def routine_stops(test, status):
     """(stops, of them taken before the debugger handled them) from `strobe status`."""
-    m = re.search(r"(\d+) stops over .* (\d+) sampled before the debugger made the stop public",
-                  status)
+    m = re.search(r"(\d+) stops over .* (\d+) of them on the fast path "
+                  r"\(read and resumed before the debugger handled the stop\)", status)
     test.assertIsNotNone(m, status)
     return int(m.group(1)), int(m.group(2))
 
