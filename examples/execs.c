@@ -1,12 +1,14 @@
-// Works for SECONDS in a function of its own, allocating as it goes, then executes PROGRAM: a
-// capture of it ends at the exec, and what it held is named after this program, not after the
-// next one, whose code the debugger then holds at the same addresses.
+// Forks a child that exits at once (which GDB follows under `set follow-fork-mode child`), works
+// for SECONDS in a function of its own, allocating as it goes, then executes PROGRAM: a capture of
+// it ends at the exec, and what it held is named after this program, not after the next one,
+// whose code the debugger then holds at the same addresses.
 //
 // Usage: execs SECONDS PROGRAM [ARG...]
 #include "work.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +34,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: execs SECONDS PROGRAM [ARG...]\n");
     return 2;
   }
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  waitpid(child, NULL, 0);
   before_exec(atof(argv[1]));
   execv(argv[2], argv + 2);
   perror("execs: execv");

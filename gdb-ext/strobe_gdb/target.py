@@ -311,6 +311,11 @@ class GdbTarget:
             gdb.execute("queue-signal 0", to_string=True)
         elif self._exec_stop is not None:  # reported to the engine by on_program_replaced
             self._last_stop = self._exec_stop
+        elif isinstance(event, gdb.BreakpointEvent) and any(
+                a.exec_catchpoint in event.breakpoints for a in self._armings):
+            # an exec of the same file, which on_program_replaced leaves alone
+            self._stopped((StopKind.Exec, gdb.selected_thread().ptid[1], 0, 0,
+                           (gdb.current_progspace().filename or "").removeprefix("target:")))
         else:
             self._stopped(_describe(event, self._stepping))
         self._exec_stop = None
@@ -322,7 +327,11 @@ class GdbTarget:
         hears of it now and removes what it set in the old one; the exec catchpoint that then
         stops the process stays until that stop."""
         inferior = gdb.selected_inferior()
-        if not self._armings or inferior.pid == 0 or event.progspace != inferior.progspace:
+        # GDB also clears the objfiles when it follows a fork's child: an exec is told by its new
+        # file (one that executes its own file again goes on being sampled as before).
+        arming = self._armings[-1] if self._armings else None
+        if (arming is None or inferior.pid != arming.pid or event.progspace != inferior.progspace
+                or event.progspace.filename == arming.program):
             return
         thread = gdb.selected_thread()
         self._exec_stop = (StopKind.Exec, thread.ptid[1] if thread is not None else 0, 0, 0,
@@ -448,6 +457,8 @@ class _Arming:
     def __init__(self, target, on_stop, signo):
         self.target, self.on_stop, self.signo = target, on_stop, signo
         self.silent_kept = False
+        # The process strobe acts on, and its program until an exec replaces it.
+        self.pid, self.program = gdb.selected_inferior().pid, gdb.current_progspace().filename
         # GDB follows an exec without stopping; strobe's capture of the old program ends there.
         try:
             self.exec_catchpoint = _new_catchpoint("catch exec")

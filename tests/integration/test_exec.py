@@ -103,6 +103,14 @@ class LldbExec(ExecScenarios, unittest.TestCase):
 class GdbExec(ExecScenarios, unittest.TestCase):
     debugger = Gdb
 
+    def test_following_a_forks_child_is_no_exec(self):
+        # GDB clears the parent's objfiles there too, and detaches the parent.
+        out, s = self.marked(["set follow-fork-mode child", Gdb.stop_at_main, "run",
+                              ("record", "strobe record --duration 20")],
+                             harness.fixture("execs"), ARGS)
+        self.assertEqual(harness.ended(s["record"])[0],
+                         "the process stopped: GDB killed or detached it", out)
+
 
 if __name__ == "__main__":
     unittest.main()
