@@ -20,6 +20,7 @@
 #include <lldb/API/SBModule.h>
 #include <lldb/API/SBSection.h>
 #include <lldb/API/SBStream.h>
+#include <lldb/API/SBStringList.h>
 #include <lldb/API/SBSymbol.h>
 #include <lldb/API/SBSymbolContext.h>
 #include <lldb/API/SBThread.h>
@@ -37,6 +38,7 @@
 #include <memory>
 #include <signal.h>
 #include <stdexcept>
+#include <string_view>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <utility>
@@ -161,6 +163,30 @@ private:
   bool wasAsync_;
 };
 
+// LLDB stops at an exec unless the user turned that off. strobe's capture of a program ends
+// there (the engine hears of the exec only through that stop), so it is on while armed.
+class StopOnExec {
+public:
+  explicit StopOnExec(lldb::SBDebugger debugger) : debugger_(debugger) {
+    lldb::SBStringList value =
+        lldb::SBDebugger::GetInternalVariableValue(kSetting, debugger_.GetInstanceName());
+    turnedOn_ = value.GetSize() == 1 && std::string_view(value.GetStringAtIndex(0)) == "false";
+    if (turnedOn_)
+      lldb::SBDebugger::SetInternalVariable(kSetting, "true", debugger_.GetInstanceName());
+  }
+  ~StopOnExec() {
+    if (turnedOn_)
+      lldb::SBDebugger::SetInternalVariable(kSetting, "false", debugger_.GetInstanceName());
+  }
+  StopOnExec(const StopOnExec &) = delete;
+  StopOnExec &operator=(const StopOnExec &) = delete;
+
+private:
+  static constexpr const char *kSetting = "target.process.stop-on-exec";
+  lldb::SBDebugger debugger_;
+  bool turnedOn_;
+};
+
 } // namespace
 
 // The sample signal's handling while armed: stop, without telling the user and without passing
@@ -170,7 +196,7 @@ private:
 class LldbArming : public Arming {
 public:
   LldbArming(LldbTarget &target, Session &session, lldb::SBProcess process, int hostSigno)
-      : target_(target) {
+      : target_(target), stopOnExec_(target.debugger_) {
     // qemu-user's gdbstub numbers signals as GDB does, and LLDB keeps its numbers (SIGPWR is 32
     // there, 30 on the host).
     const bool emulated = target_.isEmulated();
@@ -229,6 +255,7 @@ public:
 
 private:
   LldbTarget &target_;
+  StopOnExec stopOnExec_;
   LldbTarget::SignalHandling saved_;
   std::optional<StopReplyTap::Armed> tap_;
 };

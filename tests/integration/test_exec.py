@@ -99,6 +99,16 @@ class ExecScenarios(harness.MarkedScenarios):
 class LldbExec(ExecScenarios, unittest.TestCase):
     debugger = Lldb
 
+    def test_an_exec_ends_the_capture_though_the_user_turned_stop_on_exec_off(self):
+        setting = "settings show target.process.stop-on-exec"
+        out, s = self.marked(["settings set target.process.stop-on-exec false",
+                              Lldb.stop_at_main, "run", ("record", "strobe record --duration 20"),
+                              ("after", setting)],
+                             harness.fixture("execs"), ARGS)
+        self.assertEqual(harness.ended(s["record"])[0], EXECUTED, out)
+        self.assertIn("stop reason = exec", s["record"], out)
+        self.assertIn("stop-on-exec (boolean) = false", s["after"], out)
+
 
 class GdbExec(ExecScenarios, unittest.TestCase):
     debugger = Gdb
