@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iterator>
 #include <signal.h>
@@ -345,7 +346,14 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     std::ranges::copy_if(subcommands(), std::back_inserter(listed), [&](const SubcommandSpec &s) {
       return target || !cmd.positionals.empty() || worksOffline(s.name);
     });
-    out += helpTopic(listed, cmd.positionals, invocation());
+    // A subcommand that runs only in a debugger is shown as it is typed there.
+    const std::string topic = fmt::format("{}", fmt::join(cmd.positionals, " "));
+    const bool debuggerOnly = !target && std::ranges::any_of(listed, [&](const SubcommandSpec &s) {
+      return s.name == topic && !worksOffline(s.name);
+    });
+    out += helpTopic(listed, cmd.positionals, debuggerOnly ? kInDebugger : invocation());
+    if (debuggerOnly)
+      out += "\nThis runs inside LLDB or GDB; strobe-report reads the trace files it saves.\n";
     return true;
   }
   if (name == "start") {

@@ -212,6 +212,14 @@ TEST_F(SessionTest, OfflineErrorsAndHelpNameWhatStrobeReportTakes) {
   out.clear();
   EXPECT_TRUE(offline.execute("help", out));
   EXPECT_NE(out.find("'strobe-report help SUBCOMMAND' describes one"), std::string::npos) << out;
+  out.clear();
+  EXPECT_TRUE(offline.execute("help record", out)); // no trace file records
+  EXPECT_NE(out.find("\nUsage: strobe record [OPTIONS]"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nThis runs inside LLDB or GDB; strobe-report reads the trace files it "
+                     "saves.\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("strobe-report FILE"), std::string::npos) << out;
 }
 
 TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
