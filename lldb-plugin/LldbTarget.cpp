@@ -46,11 +46,6 @@
 namespace strobe::lldb_plugin {
 namespace {
 
-std::string fullPath(const lldb::SBFileSpec &spec) {
-  char buffer[PATH_MAX];
-  return spec.IsValid() && spec.GetPath(buffer, sizeof buffer) ? buffer : std::string();
-}
-
 // A function known only from a symbol table, named as the GDB front-end names it
 // (target/Demangle.h): a .plt entry (LLDB's trampoline symbol) NAME@plt. A capture must not depend
 // on the debugger that took it.
@@ -337,7 +332,7 @@ const std::optional<HostProcess> &LldbTarget::hostProcess() {
   lldb::SBThread thread = process.GetSelectedThread();
   return hosts_.find(static_cast<int>(process.GetProcessID()),
                      thread.IsValid() ? thread.GetThreadID() : 0,
-                     fullPath(selectedTarget().GetExecutable()));
+                     pathOf(selectedTarget().GetExecutable()));
 }
 
 int LldbTarget::pid() {
@@ -466,7 +461,7 @@ std::vector<ModuleInfo> LldbTarget::modules() {
   for (uint32_t m = 0; m < target.GetNumModules(); ++m) {
     lldb::SBModule module = target.GetModuleAtIndex(m);
     ModuleInfo info;
-    info.path = fullPath(module.GetFileSpec());
+    info.path = pathOf(module.GetFileSpec());
     // By the file a symbolic link names, as GDB shows it ("libstdc++.so.6.0.30", not the
     // loader's "libstdc++.so.6").
     if (char *real = host ? realpath(info.path.c_str(), nullptr) : nullptr) {
@@ -522,7 +517,7 @@ SymbolInfo LldbTarget::symbolize(uint64_t pc) {
       info.size = end.GetLoadAddress(target) - info.start;
   }
   if (lldb::SBLineEntry line = context.GetLineEntry(); line.IsValid() && line.GetLine() != 0) {
-    info.file = fullPath(line.GetFileSpec());
+    info.file = pathOf(line.GetFileSpec());
     info.line = line.GetLine();
   }
   for (lldb::SBBlock block = context.GetBlock().GetContainingInlinedBlock(); block.IsValid();
@@ -735,9 +730,7 @@ StopEvent LldbTarget::threadEvent(lldb::SBThread &thread) {
   event.tid = thread.GetThreadID();
   if (reason == lldb::eStopReasonExec) {
     event.kind = StopEvent::Kind::Exec;
-    char path[PATH_MAX] = {};
-    thread.GetProcess().GetTarget().GetExecutable().GetPath(path, sizeof path);
-    event.description = path;
+    event.description = pathOf(thread.GetProcess().GetTarget().GetExecutable());
     return event;
   }
   if (reason == lldb::eStopReasonSignal) {

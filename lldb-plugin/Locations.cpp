@@ -22,12 +22,13 @@
 #include <utility>
 
 namespace strobe::lldb_plugin {
-namespace {
 
 std::string pathOf(const lldb::SBFileSpec &spec) {
   char buffer[PATH_MAX];
   return spec.IsValid() && spec.GetPath(buffer, sizeof buffer) ? buffer : std::string();
 }
+
+namespace {
 
 // `file` as the user wrote it names `path`: the same, or its trailing components.
 bool namesPath(std::string_view file, std::string_view path) {

@@ -5,14 +5,19 @@
 
 #include "target/Target.h"
 
+#include <lldb/API/SBFileSpec.h>
 #include <lldb/API/SBTarget.h>
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace strobe::lldb_plugin {
+
+// The whole path a file spec names; empty when it names none.
+std::string pathOf(const lldb::SBFileSpec &spec);
 
 // `*ADDRESS`; FILE:LINE (where `breakpoint set --file FILE --line LINE` would stop: in each
 // function, and in each inlined copy of one, the lowest address at which the line starts; no move
