@@ -81,10 +81,7 @@ class GdbTarget:
 
     def identity(self):
         inferior = gdb.selected_inferior()
-        thread = gdb.selected_thread()
-        # gdbserver's files read through the remote protocol are named target:PATH
-        program = (inferior.progspace.filename or "").removeprefix("target:")
-        return inferior.pid, thread.ptid[1] if thread is not None else 0, program
+        return inferior.pid, _selected_tid(), _program(inferior.progspace)
 
     def threads(self):
         # Not Inferior.threads(): that refreshes GDB's thread list through libthread_db, which
@@ -314,8 +311,7 @@ class GdbTarget:
         elif isinstance(event, gdb.BreakpointEvent) and any(
                 a.exec_catchpoint in event.breakpoints for a in self._armings):
             # an exec of the same file, which on_program_replaced leaves alone
-            self._stopped((StopKind.Exec, gdb.selected_thread().ptid[1], 0, 0,
-                           (gdb.current_progspace().filename or "").removeprefix("target:")))
+            self._stopped(_exec_stop(gdb.current_progspace()))
         else:
             self._stopped(_describe(event, self._stepping))
         self._exec_stop = None
@@ -333,9 +329,7 @@ class GdbTarget:
         if (arming is None or inferior.pid != arming.pid or event.progspace != inferior.progspace
                 or event.progspace.filename == arming.program):
             return
-        thread = gdb.selected_thread()
-        self._exec_stop = (StopKind.Exec, thread.ptid[1] if thread is not None else 0, 0, 0,
-                           (event.progspace.filename or "").removeprefix("target:"))
+        self._exec_stop = _exec_stop(event.progspace)
         self._stopped(self._exec_stop)
 
     def on_exited(self, event):
@@ -498,6 +492,22 @@ class _Arming:
             self.target._user_handling[self.name] = self.handling
         else:
             gdb.execute(f"handle {self.name} {self.handling}", to_string=True)
+
+
+def _selected_tid():
+    thread = gdb.selected_thread()
+    return thread.ptid[1] if thread is not None else 0
+
+
+def _program(progspace):
+    """The path of the program a program space holds; gdbserver's files read through the remote
+    protocol are named target:PATH."""
+    return (progspace.filename or "").removeprefix("target:")
+
+
+def _exec_stop(progspace):
+    """The stop the engine hears of when the process executed the program `progspace` holds."""
+    return StopKind.Exec, _selected_tid(), 0, 0, _program(progspace)
 
 
 def _new_catchpoint(command):
