@@ -1,6 +1,7 @@
 #include "BackgroundSampler.h"
 
 #include "LldbTarget.h"
+#include "capture/ProcFile.h"
 #include "command/Session.h"
 
 #include <lldb/API/SBError.h>
@@ -38,7 +39,10 @@ void BackgroundSampler::stop() {
   if (!finished_) {
     // The process may be running with no sample signal on its way: this one brings it to a
     // stop the thread can end on. LldbTarget::settle() absorbs whichever signal is left over.
-    ::kill(hostPid_, signo_);
+    // A program that blocks the sample signal in every thread would hold it, and this thread
+    // in its continue, until it unblocks it: then SIGSTOP, which nothing blocks, stops it as
+    // `process interrupt` would, and the user is shown that stop.
+    ::kill(hostPid_, signalBlockedEverywhere(hostPid_, signo_) ? SIGSTOP : signo_);
     exitRequested_ = true;
   }
   thread_.join();

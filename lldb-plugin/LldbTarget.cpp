@@ -3,6 +3,7 @@
 #include "BackgroundSampler.h"
 #include "Locations.h"
 #include "StopReplyTap.h"
+#include "capture/ProcFile.h"
 #include "command/Session.h"
 #include "target/Demangle.h"
 #include "target/GdbSignals.h"
@@ -34,7 +35,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
-#include <fstream>
 #include <memory>
 #include <signal.h>
 #include <stdexcept>
@@ -57,31 +57,6 @@ std::string symbolName(lldb::SBSymbol &symbol) {
   if (symbol.GetType() == lldb::eSymbolTypeTrampoline)
     name += "@plt";
   return demangledName(name);
-}
-
-// Whether `signo` is queued for the process (sent, not yet delivered): a pending sample signal
-// must stay discarded after sampling ends, or the program would receive it and die.
-bool signalPending(int pid, int signo) {
-  auto pendingIn = [signo](const std::string &statusFile, std::string_view field) {
-    std::ifstream in(statusFile);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind(field, 0) == 0)
-        return (std::strtoull(line.c_str() + field.size(), nullptr, 16) >> (signo - 1) & 1) != 0;
-    return false;
-  };
-  std::string proc = "/proc/" + std::to_string(pid);
-  if (pendingIn(proc + "/status", "ShdPnd:"))
-    return true;
-  DIR *tasks = ::opendir((proc + "/task").c_str());
-  if (!tasks)
-    return false;
-  bool pending = false;
-  while (dirent *entry = ::readdir(tasks))
-    if (entry->d_name[0] != '.' &&
-        pendingIn(proc + "/task/" + entry->d_name + "/status", "SigPnd:"))
-      pending = true;
-  ::closedir(tasks);
-  return pending;
 }
 
 // LLDB launched `pid` on a terminal whose master end this very process holds: LLDB then runs a

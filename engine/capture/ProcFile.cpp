@@ -1,6 +1,7 @@
 #include "capture/ProcFile.h"
 
 #include <fcntl.h>
+#include <filesystem>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <utility>
@@ -37,6 +38,68 @@ std::string_view ThreadProcFiles::read(uint64_t tid) {
     return {};
   }
   return text;
+}
+
+std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field) {
+  for (size_t at = 0; at < status.size();) {
+    size_t end = std::min(status.size(), status.find('\n', at));
+    std::string_view line = status.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(field))
+      continue;
+    line.remove_prefix(field.size());
+    line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
+    uint64_t mask = 0;
+    if (std::from_chars(line.data(), line.data() + line.size(), mask, 16).ec != std::errc())
+      return std::nullopt;
+    return mask;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool hasSignal(std::optional<uint64_t> mask, int signo) {
+  return mask && (*mask >> (signo - 1) & 1);
+}
+
+// Calls f with the /proc status text of each thread of the process at `proc`; whether the
+// thread list could be read to its end.
+template <typename F> bool forEachThreadStatus(const std::string &proc, F f) {
+  std::error_code error;
+  // Not a range-for: its increment throws when the process goes while we look.
+  for (std::filesystem::directory_iterator task(proc + "/task", error), end; !error && task != end;
+       task.increment(error))
+    f(ProcFile(task->path().string() + "/status").read());
+  return !error;
+}
+
+} // namespace
+
+bool signalPending(int pid, int signo) {
+  const std::string proc = fmt::format("/proc/{}", pid);
+  if (hasSignal(statusSignalMask(ProcFile(proc + "/status").read(), "ShdPnd:"), signo))
+    return true;
+  bool pending = false;
+  forEachThreadStatus(proc, [&](std::string_view status) {
+    pending = pending || hasSignal(statusSignalMask(status, "SigPnd:"), signo);
+  });
+  return pending;
+}
+
+bool signalBlockedEverywhere(int pid, int signo) {
+  const std::string proc = fmt::format("/proc/{}", pid);
+  if (!hasSignal(statusSignalMask(ProcFile(proc + "/status").read(), "ShdPnd:"), signo))
+    return false;
+  bool anyThread = false, allBlock = true;
+  const bool listed = forEachThreadStatus(proc, [&](std::string_view status) {
+    std::optional<uint64_t> blocked = statusSignalMask(status, "SigBlk:");
+    if (!blocked)
+      return; // a thread that ended while we looked
+    anyThread = true;
+    allBlock = allBlock && hasSignal(blocked, signo);
+  });
+  return listed && anyThread && allBlock;
 }
 
 void ThreadProcFiles::retain(std::span<const uint64_t> tids) { eraseUnlisted(files_, tids); }

@@ -57,6 +57,16 @@ inline std::string_view statField(std::string_view stat, int number) {
   return {};
 }
 
+// The hexadecimal signal mask of a /proc/PID/status line such as "SigBlk:" (bit n - 1: signal
+// n); nullopt when the text has no such line.
+std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field);
+
+// Whether `signo` is queued for process `pid` or one of its threads: sent, not yet delivered.
+bool signalPending(int pid, int signo);
+// Whether `signo`, sent to process `pid`, waits undelivered because every thread of it blocks
+// it (sigprocmask): the process holds it pending and no thread will take it until one unblocks it.
+bool signalBlockedEverywhere(int pid, int signo);
+
 // Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
 // Sorted first, so a process of thousands of threads costs a stop n log n, not n squared.
 template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <signal.h>
 #include <string>
+#include <utility>
 
 namespace strobe {
 
@@ -43,7 +44,13 @@ std::optional<uint64_t> SignalTimer::acknowledge() {
     return std::nullopt;
   inFlight_ = false;
   stopped_ = true;
-  return monotonicNs() - sentAtNs_;
+  const uint64_t latency = monotonicNs() - sentAtNs_;
+  if (!std::exchange(blockedNow_, false))
+    return latency;
+  // The program held the signal, the debugger was not slow: pace by the stop alone.
+  blockedNs_ += latency;
+  sentAtNs_ = monotonicNs();
+  return 0;
 }
 
 void SignalTimer::resumed() {
@@ -72,6 +79,16 @@ void SignalTimer::endSoon() {
   wake_.notify_all();
 }
 
+uint64_t SignalTimer::blockedNs() const {
+  std::lock_guard lock(mutex_);
+  return blockedNs_ + (blockedNow_ ? monotonicNs() - sentAtNs_ : 0);
+}
+
+bool SignalTimer::blockedNow() const {
+  std::lock_guard lock(mutex_);
+  return blockedNow_;
+}
+
 bool SignalTimer::targetGone() const {
   std::lock_guard lock(mutex_);
   return gone_;
@@ -92,6 +109,10 @@ constexpr uint64_t kHoldRecheckNs = 100'000;
 // resume after the engine returns, and caches refilled afterwards. Measured from a CPU-bound loop's
 // progress: 20-30 % more in GDB, 30-100 % in LLDB, whose stops vary more (bench/RESULTS.md).
 constexpr double kUnseenStopCost = 1.5;
+
+// When a signal in flight counts as overdue, and how often the timer then looks whether the
+// program blocks it. A stop of many threads in a slow debugger takes tens of milliseconds.
+constexpr uint64_t kOverdueNs = 200'000'000;
 
 // How long the inferior must run after a stop that strobe saw last `stopNs`.
 uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
@@ -126,7 +147,10 @@ void SignalTimer::run() {
   ProcFile stat("/proc/" + std::to_string(config_.pid) + "/stat");
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
-    wake_.wait(lock, [this] { return stop_ || (!inFlight_ && !stopped_); });
+    auto readyToSend = [this] { return stop_ || (!inFlight_ && !stopped_); };
+    while (!wake_.wait_for(lock, std::chrono::nanoseconds(kOverdueNs), readyToSend))
+      if (inFlight_ && !blockedNow_ && monotonicNs() - sentAtNs_ >= kOverdueNs)
+        blockedNow_ = signalBlockedEverywhere(config_.pid, config_.signo);
     // Periods run from send to send, so a cheap stop does not lower the rate; a slow one (many
     // threads, a slow debugger, a loaded machine) lowers it to keep the stops to their share.
     const uint64_t byPeriod = due + static_cast<uint64_t>(config_.periodNs * spread(random));

@@ -32,7 +32,8 @@ public:
   SignalTimer &operator=(const SignalTimer &) = delete;
 
   // Called at the stop the signal in flight caused. Returns the latency from send to this call in
-  // nanoseconds, or nullopt when no signal was in flight (a stray or late one).
+  // nanoseconds (0 when every thread blocked the signal meanwhile: blockedNs() counts that wait),
+  // or nullopt when no signal was in flight (a stray or late one).
   std::optional<uint64_t> acknowledge();
   // The stop for the acknowledged signal is over: the inferior runs again. The next signal is
   // timed from here, so it must follow every acknowledge() whose stop resumes the inferior.
@@ -48,6 +49,12 @@ public:
   // How long maxSlowdown held signals back past the times their periods made them due, in all:
   // whether a rate below the one asked is the pacing's doing or the stops' own slowness.
   uint64_t pacingHeldNs() const;
+  // How long sample signals waited, in all, because every thread of the program blocked them
+  // (the signal in flight included): time in which no stop could be made. Its one signal in
+  // flight shows it, so the timer looks only when a signal is long overdue.
+  uint64_t blockedNs() const;
+  // Whether the signal in flight waits now because every thread blocks it.
+  bool blockedNow() const;
   // The inferior is gone (kill failed with ESRCH).
   bool targetGone() const;
   uint64_t signalsSent() const;
@@ -69,6 +76,8 @@ private:
   uint64_t lastStopNs_ = 0; // send -> resumed of the previous signal
   uint64_t resumedAtNs_ = 0;
   uint64_t pacingHeldNs_ = 0;
+  bool blockedNow_ = false; // the signal in flight was found blocked by every thread
+  uint64_t blockedNs_ = 0;  // acknowledged signals' waits while blocked
   std::thread thread_;
 };
 

@@ -29,7 +29,7 @@ std::string plural(uint64_t n, std::string_view word) {
 }
 
 std::string contents(const Capture &capture) {
-  std::string text = fmt::format("{} samples of {}", capture.samples.size(),
+  std::string text = fmt::format("{} of {}", plural(capture.samples.size(), "sample"),
                                  plural(capture.threads.size(), "thread"));
   if (!capture.allocEvents.empty())
     text += ", " + plural(capture.allocEvents.size(), "heap event");
@@ -38,6 +38,17 @@ std::string contents(const Capture &capture) {
   if (capture.loop)
     text += ", a loop capture";
   return text;
+}
+
+// "SIGSEGV (11)", "SIGRTMAX-1 (63)": how the user finds it in `handle` and signal(7).
+static std::string signalName(int signo) {
+  if (const char *name = sigabbrev_np(signo))
+    return fmt::format("SIG{} ({})", name, signo);
+  if (signo >= SIGRTMIN && signo <= SIGRTMAX)
+    return signo - SIGRTMIN <= SIGRTMAX - signo
+               ? fmt::format("SIGRTMIN+{} ({})", signo - SIGRTMIN, signo)
+               : fmt::format("SIGRTMAX-{} ({})", SIGRTMAX - signo, signo);
+  return std::to_string(signo);
 }
 
 std::string describeStop(const StopEvent &event) {
@@ -49,9 +60,7 @@ std::string describeStop(const StopEvent &event) {
   case StopEvent::Kind::Breakpoint:
     return "the process stopped at a breakpoint";
   case StopEvent::Kind::Signal:
-    if (const char *name = sigabbrev_np(event.signo))
-      return fmt::format("the process received signal SIG{} ({})", name, event.signo);
-    return fmt::format("the process received signal {}", event.signo);
+    return "the process received signal " + signalName(event.signo);
   case StopEvent::Kind::Exec:
     return event.description.empty()
                ? "the process executed a new program"
@@ -159,6 +168,7 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   }
   captureInFile = next->output != nullptr;
   latencyNs = readNs = routineStops = 0;
+  blockedNote.clear();
   endMessage.clear();
   live = std::move(next);
 }
@@ -186,13 +196,30 @@ static std::string pacingNote(const LiveCapture &live, uint64_t askedPeriodNs, u
                      rate, asked);
 }
 
+// Said when the program kept the sample signal blocked in every thread (sigprocmask): no stop,
+// so no sample, could be made meanwhile, and the capture would otherwise just look empty.
+static std::string blockedSignalNote(const LiveCapture &live, bool ending) {
+  const uint64_t blocked = live.timer->blockedNs();
+  if (live.timer->blockedNow() && !ending)
+    return fmt::format("no sample for {}: every thread of the program blocks strobe's sample "
+                       "signal {}; sampling goes on when one unblocks it",
+                       formatDuration(blocked), signalName(live.signo));
+  if (blocked == 0)
+    return {};
+  return fmt::format("for {} every thread of the program blocked strobe's sample signal {}: no "
+                     "samples then",
+                     formatDuration(blocked), signalName(live.signo));
+}
+
 void Session::Impl::finish(const std::string &reason) {
   if (!live)
     return;
   std::unique_ptr<LiveCapture> ending = std::move(live);
   uint64_t now = monotonicNs();
   const std::string pacing = pacingNote(*ending, capture->header.periodNs, now);
+  const uint64_t reached = ending->reachedPeriodNs(now);
   bool signalPending = ending->timer->inFlight();
+  blockedNote = blockedSignalNote(*ending, true);
   ending->timer.reset();
   if (signalPending)
     ending->arming->keepSignalSilent();
@@ -202,7 +229,7 @@ void Session::Impl::finish(const std::string &reason) {
   Capture &c = *capture;
   c.durationNs = now - ending->startNs;
   // The period the samples stand for turns sample counts into time.
-  if (uint64_t reached = ending->reachedPeriodNs(now))
+  if (reached)
     c.header.periodNs = reached;
   c.endReason = reason;
   // After an exit the front-end symbolizes from the modules it saw; what it cannot stays unnamed.
@@ -213,11 +240,12 @@ void Session::Impl::finish(const std::string &reason) {
     ending->output->close();
     outputNote = "; streamed to the trace file";
   }
-  endMessage = fmt::format("strobe: sampling ended: {}; {} samples of {} in {} kept "
+  endMessage = fmt::format("strobe: sampling ended: {}; {} of {} in {} kept "
                            "(see 'strobe profile')",
-                           reason, c.samples.size(), plural(c.threads.size(), "thread"),
-                           formatDuration(c.durationNs)) +
-               outputNote + (pacing.empty() ? "" : "; " + pacing);
+                           reason, plural(c.samples.size(), "sample"),
+                           plural(c.threads.size(), "thread"), formatDuration(c.durationNs)) +
+               outputNote + (pacing.empty() ? "" : "; " + pacing) +
+               (blockedNote.empty() ? "" : "; " + blockedNote);
 }
 
 // A stop that ends the program the process ran (an exit or an exec), or that a debugger user
@@ -325,14 +353,17 @@ std::string Session::Impl::status() const {
     std::string pacing = pacingNote(*live, capture->header.periodNs, monotonicNs());
     if (!pacing.empty())
       counts += " (" + pacing + ")";
+    if (std::string blocked = blockedSignalNote(*live, false); !blocked.empty())
+      counts += " (" + blocked + ")";
     return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
                        1e9 / capture->header.periodNs,
                        formatDuration(monotonicNs() - live->startNs), counts, cost);
   }
-  return fmt::format("strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin,
-                     counts, formatDuration(capture->durationNs),
-                     capture->endReason.empty() ? "" : "; ended because " + capture->endReason,
-                     cost);
+  return fmt::format(
+      "strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin, counts,
+      formatDuration(capture->durationNs),
+      capture->endReason.empty() ? "" : "; ended because " + capture->endReason,
+      cost + (captureOrigin == "live" && !blockedNote.empty() ? "; " + blockedNote : ""));
 }
 
 bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {

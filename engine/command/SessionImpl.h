@@ -67,9 +67,11 @@ struct LiveCapture {
   LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
 
   // The mean period of this arming's sample stops up to `now`, which slow stops make longer than
-  // asked; 0 before the first stop.
+  // asked; 0 before the first stop. Time in which the program blocked the sample signal is left
+  // out: no period could be kept then, and no sample stands for it.
   uint64_t reachedPeriodNs(uint64_t now) const {
-    return stopsTaken() ? (now - armedNs) / stopsTaken() : 0;
+    const uint64_t sampled = now - armedNs - std::min(now - armedNs, timer->blockedNs());
+    return stopsTaken() ? sampled / stopsTaken() : 0;
   }
   uint64_t stopsTaken() const { return capture.stops - stopsBefore; }
 
@@ -108,6 +110,8 @@ struct Session::Impl {
   uint64_t latencyNs = 0;    // signal sent -> stop reported to the engine, summed
   uint64_t readNs = 0;       // reading every thread at a stop, summed
   uint64_t routineStops = 0; // of them, taken by takeRoutineSample()
+  // How the last live capture lost time to a program that blocked the sample signal, if it did.
+  std::string blockedNote;
 
   bool run(const ParsedCommand &cmd, std::string &out);
 

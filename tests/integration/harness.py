@@ -102,7 +102,7 @@ class Background:
 
 def ended(output):
     """(how the capture ended, samples kept) from the engine's closing line."""
-    m = re.search(r"sampling ended: (.+?); (\d+) samples of (\d+) threads?", output)
+    m = re.search(r"sampling ended: (.+?); (\d+) samples? of (\d+) threads?", output)
     if not m:
         raise AssertionError(f"no end-of-capture line in:\n{output}")
     return m.group(1), int(m.group(2))

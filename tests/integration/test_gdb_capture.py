@@ -155,7 +155,7 @@ class ThreadsTest(unittest.TestCase):
         self.assertIn("strobe: only the stopped thread can be sampled: 'set non-stop on' keeps "
                       "the other threads running", out)
         # Only the thread each sample signal stopped is read; the signal may land on any thread.
-        self.assertRegex(out, r"strobe: sampling ended: the duration was reached; \d+ samples of ")
+        self.assertRegex(out, r"strobe: sampling ended: the duration was reached; \d+ samples? of ")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ class InterruptScenarios:
         t.command("strobe record --duration 60s --frequency 500")
         t.pause(1.5)
         t.interrupt()
-        end = t.expect(r"sampling ended: (.*); (\d+) samples of 1 thread", timeout=20)
+        end = t.expect(r"sampling ended: (.*); (\d+) samples? of 1 thread", timeout=20)
         self.assertRegex(end.group(1), self.ended_by_interrupt)
         self.assertGreater(int(end.group(2)), 20, t.output)
         t.command("strobe profile --by function")

@@ -102,6 +102,61 @@ TEST(SignalTimer, NoticesTheTargetIsGone) {
   EXPECT_EQ(timer.signalsSent(), 0u);
 }
 
+// A child that sleeps until killed; `blocking`: with `signo` blocked (sigprocmask), else caught.
+pid_t sleepingChild(int signo, bool blocking) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signo);
+  // Blocked before the fork, so no signal can come before the child is set up; the parent
+  // unblocks it again at once.
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  pid_t child = fork();
+  if (child == 0) {
+    signal(signo, onSignal);
+    if (!blocking)
+      sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    for (;;)
+      pause();
+  }
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  return child;
+}
+
+void killChild(pid_t child) {
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
+TEST(SignalTimer, ASignalEveryThreadBlocksIsCountedApartFromTheStopLatency) {
+  const int signo = SIGRTMAX - 1;
+  pid_t child = sleepingChild(signo, true);
+  SignalTimer timer({child, signo, 1'000'000, 0.1, std::nullopt});
+  waitFor([&] { return timer.blockedNow(); });
+  EXPECT_TRUE(timer.blockedNow()) << "the signal waits in the child, which blocks it";
+  const uint64_t waited = timer.blockedNs();
+  EXPECT_GE(waited, 200'000'000u);    // found once overdue, counted from the send
+  auto latency = timer.acknowledge(); // as if the program had unblocked it and stopped
+  ASSERT_TRUE(latency.has_value());
+  EXPECT_EQ(*latency, 0u) << "the blocked wait is not the debugger's stop latency";
+  EXPECT_FALSE(timer.blockedNow());
+  EXPECT_GE(timer.blockedNs(), waited);
+  killChild(child);
+}
+
+TEST(SignalTimer, AnOverdueSignalTheProgramTookIsNotBlocked) {
+  // Delivered at once (nobody acknowledges it, as when the debugger is slow with the stop).
+  const int signo = SIGRTMAX - 1;
+  pid_t child = sleepingChild(signo, false);
+  SignalTimer timer({child, signo, 1'000'000, 0.1, std::nullopt});
+  waitFor([&] { return timer.inFlight(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_TRUE(timer.inFlight());
+  EXPECT_FALSE(timer.blockedNow());
+  EXPECT_EQ(timer.blockedNs(), 0u);
+  killChild(child);
+}
+
 // The next signal after a stop of d comes no sooner than d / slowdown after the resume.
 void expectSlowdownKept(double slowdown, int stopMs, int quietMs) {
   const int signo = SIGRTMAX - 1;

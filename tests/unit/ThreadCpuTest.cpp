@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <future>
@@ -114,6 +115,18 @@ TEST(ThreadCpu, StatFieldsAreCountedPastTheCommandName) {
   // This process's own stat: this test and the threads GoogleTest may have made.
   ProcFile self("/proc/self/stat");
   EXPECT_GE(leadingNumber<long>(statField(self.read(), 20)).value_or(0), 1);
+}
+
+TEST(ThreadCpu, SignalMasksAreReadFromTheirStatusLine) {
+  const std::string_view status =
+      "Name:\tblk\nShdPnd:\t4000000000000000\nSigBlk:\tfffffffe7ffbfeff\n"
+      "SigIgn:\t0000000000000000\n";
+  EXPECT_EQ(statusSignalMask(status, "ShdPnd:"), uint64_t{1} << 62); // signal 63
+  EXPECT_EQ(statusSignalMask(status, "SigBlk:"), 0xfffffffe7ffbfeffu);
+  EXPECT_EQ(statusSignalMask(status, "SigCgt:"), std::nullopt);
+  EXPECT_EQ(statusSignalMask("SigBlk:\tzz\n", "SigBlk:"), std::nullopt);
+  // This process holds nothing pending that every thread blocks.
+  EXPECT_FALSE(signalBlockedEverywhere(getpid(), SIGRTMAX - 1));
 }
 
 TEST(ThreadCpu, EndedThreadsAreErasedWhateverTheListsOrder) {
