@@ -117,19 +117,19 @@ std::string lineMarker(const SymbolInfo &line) {
   return marker;
 }
 
-// The addresses inside the function that its own direct branches go to.
-std::set<uint64_t> branchTargets(Disassembler &disassembler, const std::vector<uint8_t> &bytes,
-                                 uint64_t start) {
-  std::set<uint64_t> targets;
+// The function's bytes as instructions, in order; a byte that starts none is a `.byte` row.
+std::vector<Instruction> listing(Isa isa, const std::vector<uint8_t> &bytes, uint64_t start) {
+  Disassembler disassembler(isa);
+  std::vector<Instruction> out;
   for (size_t offset = 0; offset < bytes.size();) {
+    const uint64_t address = start + offset;
     std::optional<Instruction> insn =
-        disassembler.decode(std::span(bytes).subspan(offset), start + offset);
-    if (insn && insn->branchTarget && *insn->branchTarget >= start &&
-        *insn->branchTarget < start + bytes.size())
-      targets.insert(*insn->branchTarget);
-    offset += insn ? insn->length : 1;
+        disassembler.decode(std::span(bytes).subspan(offset), address);
+    out.push_back(insn ? std::move(*insn)
+                       : Instruction{address, 1, fmt::format(".byte {:#04x}", bytes[offset]), {}});
+    offset += out.back().length;
   }
-  return targets;
+  return out;
 }
 
 std::string assemblySection(const Capture &capture, const FunctionRef &f,
@@ -142,7 +142,8 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
   for (const auto &[key, known] : knownFunctions(capture))
     entries[known.start] = known.name;
 
-  Disassembler disassembler(capture.header.isa);
+  const std::vector<Instruction> instructions = listing(capture.header.isa, bytes, f.start);
+  const uint64_t end = f.start + bytes.size();
   Table table({{"samples", ""},
                {"fn%", ""},
                {"address", "", Table::Align::Left},
@@ -151,7 +152,10 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
   uint64_t listed = 0;
   // A run of unsampled nops (the padding compilers put before aligned loops) is one row, which a
   // branch into the run splits so that its target keeps a row of its own.
-  const std::set<uint64_t> targets = branchTargets(disassembler, bytes, f.start);
+  std::set<uint64_t> targets;
+  for (const Instruction &insn : instructions)
+    if (insn.branchTarget && *insn.branchTarget >= f.start && *insn.branchTarget < end)
+      targets.insert(*insn.branchTarget);
   struct Padding {
     uint64_t address = 0;
     size_t count = 0, bytes = 0;
@@ -166,8 +170,8 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
     table.add(row(countCells(0, functionSamples), fmt::format("{:#x}", padding.address), text));
     padding = {};
   };
-  for (size_t offset = 0; offset < bytes.size();) {
-    uint64_t address = f.start + offset;
+  for (const Instruction &insn : instructions) {
+    const uint64_t address = insn.address;
     auto line = capture.instructionLines.find(address);
     if (line != capture.instructionLines.end() && !line->second.file.empty() &&
         (!lastLine || lastLine->file != line->second.file || lastLine->line != line->second.line ||
@@ -176,25 +180,17 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
       table.add(row({{}, {}}, "", lineMarker(line->second)));
       lastLine = &line->second;
     }
-    std::string text;
-    size_t length = 1;
-    if (auto insn = disassembler.decode(std::span(bytes).subspan(offset), address)) {
-      text = insn->text;
-      length = insn->length;
-      if (insn->branchTarget) {
-        uint64_t target = *insn->branchTarget;
-        if (auto entry = entries.find(target); entry != entries.end())
-          text += fmt::format(" <{}>", entry->second);
-        else if (target > f.start && target < f.start + bytes.size())
-          text += fmt::format(" <{}+{:#x}>", f.name, target - f.start);
-      }
-    } else {
-      text = fmt::format(".byte {:#04x}", bytes[offset]);
+    std::string text = insn.text;
+    if (insn.branchTarget) {
+      uint64_t target = *insn.branchTarget;
+      if (auto entry = entries.find(target); entry != entries.end())
+        text += fmt::format(" <{}>", entry->second);
+      else if (target > f.start && target < end)
+        text += fmt::format(" <{}+{:#x}>", f.name, target - f.start);
     }
     auto hit = pcs.find(address);
     uint64_t samples = hit == pcs.end() ? 0 : hit->second;
     listed += samples;
-    offset += length;
     if (samples == 0 && (text == "nop" || text.starts_with("nop "))) {
       if (targets.count(address))
         endPadding();
@@ -202,7 +198,7 @@ std::string assemblySection(const Capture &capture, const FunctionRef &f,
         padding.address = address;
         padding.first = text;
       }
-      padding.bytes += length;
+      padding.bytes += insn.length;
       continue;
     }
     endPadding();
