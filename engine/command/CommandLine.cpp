@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace strobe {
 
@@ -98,13 +99,6 @@ const OptionSpec *findShort(const SubcommandSpec &spec, char name) {
   return nullptr;
 }
 
-std::string join(const std::vector<std::string> &items, std::string_view sep) {
-  std::string out;
-  for (const std::string &item : items)
-    out += (out.empty() ? "" : std::string(sep)) + item;
-  return out;
-}
-
 void storeValue(ParsedCommand &cmd, const OptionSpec &opt, std::string value) {
   if (!opt.choices.empty()) {
     bool known = false;
@@ -112,7 +106,7 @@ void storeValue(ParsedCommand &cmd, const OptionSpec &opt, std::string value) {
       known = known || c == value;
     if (!known)
       throw UsageError(fmt::format("--{} must be one of {}, not '{}'", opt.name,
-                                   join(opt.choices, ", "), value));
+                                   fmt::join(opt.choices, ", "), value));
   }
   cmd.values[opt.name] = std::move(value);
 }
@@ -157,7 +151,7 @@ ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
     std::vector<std::string> group = groupMembers(specs, words[0]);
     if (!group.empty())
       throw UsageError(fmt::format("'{} {}' needs one of: {}; try '{} {}'", how.command, words[0],
-                                   join(group, ", "), how.help, words[0]));
+                                   fmt::join(group, ", "), how.help, words[0]));
     throw UsageError(fmt::format("unknown subcommand '{}'; try '{}'", words[0], how.help));
   }
   const SubcommandSpec &spec = *cmd.spec;
@@ -237,7 +231,7 @@ std::string helpFor(const SubcommandSpec &spec, const Invocation &how) {
                          "--" + o.name + (o.valueName.empty() ? "" : " " + o.valueName);
       std::string help = o.help;
       if (!o.choices.empty())
-        help += " (" + join(o.choices, "|") + ")";
+        help += fmt::format(" ({})", fmt::join(o.choices, "|"));
       out += fmt::format("  {:<26} {}\n", flag, help);
     }
   }
@@ -248,7 +242,7 @@ std::string helpTopic(const std::vector<SubcommandSpec> &specs,
                       const std::vector<std::string> &words, const Invocation &how) {
   if (words.empty())
     return helpOverview(specs, how);
-  std::string topic = join(words, " ");
+  std::string topic = fmt::format("{}", fmt::join(words, " "));
   for (const SubcommandSpec &s : specs)
     if (s.name == topic)
       return helpFor(s, how);
