@@ -245,4 +245,22 @@ std::vector<InstructionRow> Profile::byInstruction(const Capture &capture,
   return out;
 }
 
+std::vector<StackRow> Profile::byStack(const Capture &capture, const SampleFilter &filter) const {
+  std::map<std::vector<StackFrame>, uint64_t> stacks;
+  for (const auto &[key, n] : counts_) {
+    if (!filter.accepts(key))
+      continue;
+    std::vector<StackFrame> frames;
+    for (size_t i = key.stack.size(); i-- > 0;) {
+      Frame frame = frameAt(capture, key, i);
+      frames.push_back({functionName(frame.symbol), modulePath(frame.module)});
+    }
+    stacks[std::move(frames)] += n;
+  }
+  std::vector<StackRow> out;
+  for (auto &[frames, n] : stacks)
+    out.push_back({frames, n});
+  return out;
+}
+
 } // namespace strobe

@@ -67,7 +67,10 @@ std::vector<SubcommandSpec> build() {
        "Each row: samples, share, estimated time (samples x period) and a 95 % interval.\n"
        "--wall (default) counts every thread at every stop, as poor man's profilers do;\n"
        "--cpu counts only threads that used the CPU since their previous sample (one found\n"
-       "in a system call: for a tenth of that time or more).",
+       "in a system call: for a tenth of that time or more).\n"
+       "--folded prints one line per distinct stack, outermost caller first, as in\n"
+       "'main;work;leaf 42': the input of flamegraph.pl, inferno and speedscope. Record\n"
+       "with --stack 32 for stacks that reach main.",
        {{"by",
          'b',
          "VIEW",
@@ -78,7 +81,9 @@ std::vector<SubcommandSpec> build() {
         {"wall", 0, "", "every sample, running or blocked (default)", {}},
         {"thread", 't', "TID", "only this thread", {}},
         {"top", 'n', "N", "at most N rows (default 25)", {}},
-        {"json", 0, "", "JSON instead of a table", {}}}});
+        {"json", 0, "", "JSON instead of a table", {}},
+        {"folded", 0, "", "collapsed stacks for flame graphs instead of a table", {}},
+        {"output", 'o', "FILE", "write the report to FILE instead of the console", {}}}});
 
   specs.push_back({"annotate",
                    "FUNCTION",

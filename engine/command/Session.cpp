@@ -22,6 +22,19 @@ constexpr uint64_t kSymbolizeEveryNs = 1'000'000'000;
 // close to the checkpoint that its own reading crosses it.
 constexpr uint64_t kRoutineMarginNs = 10'000'000;
 
+// `text` for the console, or, when the command has --output FILE, what was written there.
+std::string printOrWrite(const ParsedCommand &cmd, const std::string &text,
+                         std::string_view lineWord) {
+  if (!cmd.has("output"))
+    return text;
+  const std::string path = cmd.get("output");
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size())).flush())
+    throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  return fmt::format("strobe: wrote {} to {}\n",
+                     plural(static_cast<size_t>(std::ranges::count(text, '\n')), lineWord), path);
+}
+
 } // namespace
 
 std::string plural(uint64_t n, std::string_view word) {
@@ -427,17 +440,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       throw Failure(
           "nothing captured yet; use 'strobe step', 'strobe record' or 'strobe load FILE'");
     }
-    if (!cmd.has("output")) {
-      out += records;
-      return true;
-    }
-    const std::string path = cmd.get("output");
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (!file || !file.write(records.data(), static_cast<std::streamsize>(records.size())).flush())
-      throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    out +=
-        fmt::format("strobe: wrote {} to {}\n",
-                    plural(static_cast<size_t>(std::ranges::count(records, '\n')), "line"), path);
+    out += printOrWrite(cmd, records, "line");
     return true;
   }
   if (name.starts_with("mem ")) {
@@ -475,7 +478,16 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
     options.top = static_cast<size_t>(cmd.number("top", 25, 1, 1e6));
     options.json = cmd.has("json");
-    out += renderProfile(captureForReport(), profile, options);
+    options.folded = cmd.has("folded");
+    if (options.folded && (options.json || cmd.has("by") || options.callers || cmd.has("top")))
+      throw UsageError("--folded prints every stack whole; it takes no --by, --callers, --top or "
+                       "--json");
+    const std::string report = renderProfile(captureForReport(), profile, options);
+    out += printOrWrite(cmd, report, options.folded ? "stack" : "line");
+    if (options.folded && cmd.has("output") && captureForReport().header.stackDepth <= 2)
+      out += fmt::format("strobe: the capture kept {} frames per stack; record with --stack 32 "
+                         "for flame graphs that reach main\n",
+                         captureForReport().header.stackDepth);
     return true;
   }
   if (name == "annotate") {

@@ -1,5 +1,6 @@
 #include "report/ProfileReport.h"
 
+#include "report/Annotate.h"
 #include "report/Table.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <ranges>
 #include <set>
 
 namespace strobe {
@@ -451,6 +453,31 @@ Table buildTable(const Context &ctx) {
   return Table({});
 }
 
+// A frame as flame graphs show it: the function, or the module in brackets when the function is
+// not known (as perf does).
+std::string foldedFrame(const StackFrame &frame) {
+  if (frame.function != kUnknown || frame.module == kUnknown)
+    return frame.function;
+  return "[" + shortName(frame.module) + "]";
+}
+
+// Brendan Gregg's collapsed-stack format, which flamegraph.pl, inferno and speedscope read:
+// "outermost;...;sampled count", the hottest stack first.
+std::string foldedStacks(const Context &ctx) {
+  // Stacks through two modules' functions of the same name print alike: one line for both.
+  std::map<std::string, uint64_t> stacks;
+  for (const StackRow &row : ctx.profile.byStack(ctx.capture, ctx.filter))
+    stacks[fmt::format("{}", fmt::join(row.frames | std::views::transform(foldedFrame), ";"))] +=
+        row.samples;
+  std::vector<std::pair<std::string, uint64_t>> lines(stacks.begin(), stacks.end());
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::string out;
+  for (const auto &[stack, n] : lines)
+    out += fmt::format("{} {}\n", stack, n);
+  return out;
+}
+
 json::Object jsonHeader(const Context &ctx) {
   const ProfileOptions &o = ctx.options;
   json::Object doc;
@@ -486,6 +513,11 @@ std::string renderProfile(const Capture &capture, const Profile &profile,
     else
       buildTable(ctx).addJson(doc);
     return doc.str() + '\n';
+  }
+  if (options.folded) {
+    if (!reason.empty()) // no header line to say it in: the output is only stacks
+      throw ReportError(reason);
+    return foldedStacks(ctx);
   }
   if (!reason.empty())
     return fmt::format("strobe profile: {}\n", reason);

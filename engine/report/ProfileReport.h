@@ -19,9 +19,11 @@ struct ProfileOptions {
   std::optional<uint64_t> tid;
   size_t top = 25; // rows shown; 0 shows all
   bool json = false;
+  bool folded = false; // collapsed stacks, one line each, instead of a table
 };
 
-// Builds the profile from the capture's samples, then renders it.
+// Builds the profile from the capture's samples, then renders it. Folded stacks with nothing to
+// show throw ReportError.
 std::string renderProfile(const Capture &capture, const ProfileOptions &options);
 // Renders a profile already reduced from `capture`'s samples (the live capture keeps one).
 std::string renderProfile(const Capture &capture, const Profile &profile,

@@ -192,6 +192,41 @@ def assert_calls_stacks(test, report):
     test.assertLessEqual(set(call_lines), {"13", "15"}, report)
 
 
+def folded_report(path):
+    """The profile --folded of the same capture as STACK_REPORT, written to `path`."""
+    return f"strobe profile --folded --output {path}"
+
+
+def assert_calls_folded(test, path, report):
+    """folded_report(path) of a STACK_CAPTURE of `calls`: one 'frame;...;frame count' line per
+    stack, outermost first, counts adding up to the capture's samples."""
+    test.assertIn(f"to {path}", report)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    stacks = []
+    for line in lines:
+        m = re.fullmatch(r"(\S.*) (\d+)", line)
+        test.assertIsNotNone(m, line)
+        stacks.append((m.group(1).split(";"), int(m.group(2))))
+    total = sum(n for _, n in stacks)
+    test.assertEqual(total, 300, lines)  # STACK_CAPTURE's samples of its one thread
+    reach_main, in_descend = 0, 0
+    for frames, n in stacks:
+        mains = [i for i, f in enumerate(frames) if f == "main" or f.startswith("main(")]
+        descends = [i for i, f in enumerate(frames) if f == "descend(int, int)"]
+        if mains:
+            reach_main += n
+            # The caller comes first: main before descend, never after it.
+            test.assertTrue(all(d > mains[0] for d in descends), frames)
+        if descends:
+            in_descend += n
+        if "leaf(int)" in frames:
+            test.assertEqual(frames[frames.index("leaf(int)") - 1], "descend(int, int)", frames)
+    test.assertGreaterEqual(in_descend, 0.95 * total, lines)
+    # Twelve frames reach main from all but operator new's and free's deepest helpers.
+    test.assertGreaterEqual(reach_main, 0.5 * total, lines)
+
+
 def require_built(*paths):
     """Skips the test when a debugger's front-end (LLDB_PLUGIN, GDB_SCRIPT) was not built."""
     for path in (*paths, FIXTURES):

@@ -119,11 +119,14 @@ class StacksTest(unittest.TestCase):
         require_gdb()
 
     def test_deep_stacks_name_every_caller(self):
-        rc, out = harness.gdb(["break leaf", "run", "delete", harness.STACK_CAPTURE,
-                               harness.STACK_REPORT],
-                              harness.fixture("calls"), harness.CALLS_FOR_EVER)
-        self.assertEqual(rc, 0, out)
-        harness.assert_calls_stacks(self, out)
+        with tempfile.TemporaryDirectory() as tmp:
+            folded = os.path.join(tmp, "calls.folded")
+            rc, out = harness.gdb(["break leaf", "run", "delete", harness.STACK_CAPTURE,
+                                   harness.STACK_REPORT, harness.folded_report(folded)],
+                                  harness.fixture("calls"), harness.CALLS_FOR_EVER)
+            self.assertEqual(rc, 0, out)
+            harness.assert_calls_stacks(self, out)
+            harness.assert_calls_folded(self, folded, out)
 
 
 class ThreadsTest(unittest.TestCase):

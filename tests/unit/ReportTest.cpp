@@ -1,5 +1,6 @@
 // `strobe profile` reports on a hand-built capture; every expected number was worked out by hand:
 // share p = n / N, interval 1.96 * sqrt(p (1 - p) / N), time n x 1 ms.
+#include "report/Annotate.h"
 #include "report/ProfileReport.h"
 #include "report/Table.h"
 
@@ -423,6 +424,56 @@ TEST(Report, NothingToShowIsOneLine) {
   std::string json = renderProfile(blocked, o);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("\"rows\":[]"), std::string::npos);
+}
+
+TEST(Report, FoldedStacksRunFromTheOutermostCallerToTheSampledFunction) {
+  Capture c = demo();
+  addSamples(c, 10, kWorker, {kLibc + 0x5000, 0x401205}); // libc, but no symbol there
+  ProfileOptions o;
+  o.folded = true;
+  // The hottest first, equal counts by text ('[' sorts before letters).
+  EXPECT_EQ(renderProfile(c, o), "main;compute 600\n"
+                                 "main;read 150\n"
+                                 "main;helper 100\n"
+                                 "[unknown] 50\n"
+                                 "main;__vdso_clock_gettime 50\n"
+                                 "main;memcpy 50\n"
+                                 "main;[libc.so.6] 10\n");
+  o.onCpuOnly = true; // read's 150 samples are off the CPU
+  o.tid = kWorker;
+  EXPECT_EQ(renderProfile(c, o), "[unknown] 50\n"
+                                 "main;__vdso_clock_gettime 50\n"
+                                 "main;memcpy 50\n"
+                                 "main;[libc.so.6] 10\n");
+}
+
+TEST(Report, FoldedStacksKeepDeepFramesAndMergeWhatTheyNameAlike) {
+  Capture c = demo();
+  c.header.stackDepth = 4;
+  c.samples.clear();
+  // compute called from helper called from main; twice in a row from two sites of main.
+  addSamples(c, 3, kMain, {0x401010, 0x401100, 0x401205});
+  addSamples(c, 2, kMain, {0x401020, 0x401100, 0x401215});
+  addSamples(c, 4, kMain, {0x401014, 0x401100, 0x401205, 0x401215});
+  c.symbols[kLibc + 0x1300] = {"compute", kLibc + 0x1300, 0x10, "", 0, {}}; // another module's
+  addSamples(c, 1, kMain, {kLibc + 0x1300, 0x401100, 0x401205});
+  ProfileOptions o;
+  o.folded = true;
+  EXPECT_EQ(renderProfile(c, o), "main;helper;compute 6\n"
+                                 "main;main;helper;compute 4\n");
+}
+
+TEST(Report, FoldedStacksWithNothingToShowAreAnError) {
+  ProfileOptions o;
+  o.folded = true;
+  EXPECT_THROW(renderProfile(Capture{}, o), ReportError);
+  o.tid = 99;
+  try {
+    renderProfile(demo(), o);
+    ADD_FAILURE() << "no exception";
+  } catch (const ReportError &e) {
+    EXPECT_STREQ(e.what(), "no samples of thread 99 (sampled threads: 101, 102)");
+  }
 }
 
 TEST(Report, LiveProfileRendersLikeTheCapture) {

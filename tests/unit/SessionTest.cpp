@@ -338,6 +338,30 @@ TEST_F(SessionTest, ReplacingACaptureThatIsInNoFileSaysSo) {
   std::remove(path.c_str());
 }
 
+TEST_F(SessionTest, FoldedStacksGoToAFileWithAWordOnTheirDepth) {
+  run("record --samples 3 --frequency 2000");
+  const std::string printed = run("profile --folded");
+  ASSERT_FALSE(printed.empty());
+  const std::string path =
+      ::testing::TempDir() + "/session-folded-" + std::to_string(getpid()) + ".txt";
+  const std::string stacks = std::to_string(std::count(printed.begin(), printed.end(), '\n'));
+  EXPECT_EQ(run("profile --folded --output " + path),
+            "strobe: wrote " + stacks + " stack" + (stacks == "1" ? "" : "s") + " to " + path +
+                "\nstrobe: the capture kept 2 frames per stack; record with --stack 32 for flame "
+                "graphs that reach main\n");
+  std::ifstream file(path);
+  std::stringstream written;
+  written << file.rdbuf();
+  EXPECT_EQ(written.str(), printed);
+  std::remove(path.c_str());
+
+  const std::string refused = "error: --folded prints every stack whole; it takes no --by, "
+                              "--callers, --top or --json\n";
+  EXPECT_EQ(run("profile --folded --json", false), refused);
+  EXPECT_EQ(run("profile --folded --by line", false), refused);
+  EXPECT_EQ(run("profile --folded --top 3", false), refused);
+}
+
 TEST_F(SessionTest, DumpWritesTheRecordsToAFileOnRequest) {
   run("record --samples 2 --frequency 2000");
   const std::string printed = run("dump");
