@@ -19,11 +19,15 @@ lldb-19 -b --no-lldbinit -o "plugin load $build/lldb-plugin/libstrobe_lldb.so" \
 echo
 echo "=== GDB: the same inside gdb"
 gdb -nx -batch -ex "source $build/gdb-ext/strobe.py" -ex "break main" -ex run -ex "delete 1" \
-  -ex "strobe record --duration 3 --frequency 1000" -ex "strobe profile --by function" \
+  -ex "strobe record --duration 3 --frequency 1000 --stack 16" -ex "strobe profile --by function" \
   -ex "strobe annotate compute_sixty" -ex "strobe save $out/demo-gdb.strobe" -ex kill \
   --args "$demo" 10
 
 echo
 echo "=== strobe-report: the LLDB capture again, from the file, with no debugger"
 "$build/tools/strobe-report" "$out/demo-lldb.strobe" profile --by function
-echo "(trace files kept in $out)"
+echo
+echo "=== strobe-report: the GDB capture's whole stacks, folded for a flame graph"
+"$build/tools/strobe-report" "$out/demo-gdb.strobe" profile --folded --output "$out/demo.folded"
+head -n 4 "$out/demo.folded"
+echo "(flamegraph.pl $out/demo.folded > demo.svg draws it; trace files kept in $out)"
