@@ -15,6 +15,14 @@ size_t ProfileKeyHash::operator()(const ProfileKey &key) const {
   return static_cast<size_t>(h);
 }
 
+// The module of ret - 1: a call can be the last instruction of a mapping.
+FrameSymbols frameAt(const Capture &capture, const std::vector<uint64_t> &stack, size_t i) {
+  uint64_t addr = stack[i];
+  if (i == 0)
+    return {capture.symbolFor(addr), capture.moduleFor(addr)};
+  return {capture.callerSymbol(addr), capture.moduleFor(addr - 1)};
+}
+
 bool SampleFilter::accepts(const ProfileKey &key) const {
   return (!onCpuOnly || key.onCpu) && (!tid || *tid == key.tid);
 }
@@ -59,20 +67,6 @@ std::map<uint64_t, uint64_t> Profile::byPc(const SampleFilter &filter) const {
 }
 
 namespace {
-
-struct Frame {
-  const SymbolInfo *symbol;
-  const ModuleInfo *module;
-};
-
-// Frame 0 is the pc itself. Deeper frames are return addresses, named after their call: the
-// symbol and the module of ret - 1 (a call can be the last instruction of a mapping).
-Frame frameAt(const Capture &capture, const ProfileKey &key, size_t i) {
-  uint64_t addr = key.stack[i];
-  if (i == 0)
-    return {capture.symbolFor(addr), capture.moduleFor(addr)};
-  return {capture.callerSymbol(addr), capture.moduleFor(addr - 1)};
-}
 
 std::string functionName(const SymbolInfo *symbol) {
   return symbol && !symbol->function.empty() ? symbol->function : std::string(kUnknown);
@@ -154,13 +148,13 @@ std::vector<FunctionRow> Profile::byFunction(const Capture &capture,
   for (const auto &[key, n] : counts_) {
     if (!filter.accepts(key))
       continue;
-    Frame leaf = frameAt(capture, key, 0);
+    FrameSymbols leaf = frameAt(capture, key.stack, 0);
     FunctionId id{functionName(leaf.symbol), modulePath(leaf.module)};
     rows[id].self += n;
 
     CallSite site;
     if (key.stack.size() > 1) {
-      Frame caller = frameAt(capture, key, 1);
+      FrameSymbols caller = frameAt(capture, key.stack, 1);
       site = {functionName(caller.symbol), modulePath(caller.module),
               caller.symbol ? caller.symbol->file : "", caller.symbol ? caller.symbol->line : 0};
     }
@@ -169,7 +163,7 @@ std::vector<FunctionRow> Profile::byFunction(const Capture &capture,
     // Recursion puts a function on the stack more than once; it still took this sample once.
     std::set<FunctionId> onStack;
     for (size_t i = 0; i < key.stack.size(); ++i) {
-      Frame frame = frameAt(capture, key, i);
+      FrameSymbols frame = frameAt(capture, key.stack, i);
       onStack.insert({functionName(frame.symbol), modulePath(frame.module)});
     }
     for (const FunctionId &f : onStack)
@@ -245,6 +239,19 @@ std::vector<InstructionRow> Profile::byInstruction(const Capture &capture,
   return out;
 }
 
+std::vector<std::pair<ProfileKey, uint64_t>> Profile::stacks(const SampleFilter &filter) const {
+  std::vector<std::pair<ProfileKey, uint64_t>> out;
+  for (const auto &[key, n] : counts_)
+    if (filter.accepts(key))
+      out.emplace_back(key, n);
+  std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) {
+    const ProfileKey &x = a.first, &y = b.first;
+    return std::tie(x.tid, x.stack, x.onCpu, x.inSyscall) <
+           std::tie(y.tid, y.stack, y.onCpu, y.inSyscall);
+  });
+  return out;
+}
+
 std::vector<StackRow> Profile::byStack(const Capture &capture, const SampleFilter &filter) const {
   std::map<std::vector<StackFrame>, uint64_t> stacks;
   for (const auto &[key, n] : counts_) {
@@ -252,7 +259,7 @@ std::vector<StackRow> Profile::byStack(const Capture &capture, const SampleFilte
       continue;
     std::vector<StackFrame> frames;
     for (size_t i = key.stack.size(); i-- > 0;) {
-      Frame frame = frameAt(capture, key, i);
+      FrameSymbols frame = frameAt(capture, key.stack, i);
       frames.push_back({functionName(frame.symbol), modulePath(frame.module)});
     }
     stacks[std::move(frames)] += n;

@@ -29,6 +29,15 @@ struct ProfileKeyHash {
   size_t operator()(const ProfileKey &key) const;
 };
 
+struct FrameSymbols {
+  const SymbolInfo *symbol; // null when the capture holds none
+  const ModuleInfo *module; // null when no module covers it
+};
+
+// Frame i of a stack: frame 0 is the pc itself; deeper frames are return addresses, named after
+// their call (the symbol filed for the call before the return address).
+FrameSymbols frameAt(const Capture &capture, const std::vector<uint64_t> &stack, size_t i);
+
 struct SampleFilter {
   bool onCpuOnly = false;
   std::optional<uint64_t> tid;
@@ -117,6 +126,9 @@ public:
   std::vector<LineRow> byLine(const Capture &capture, const SampleFilter &filter) const;
   std::vector<InstructionRow> byInstruction(const Capture &capture,
                                             const SampleFilter &filter) const;
+  // Each distinct (thread, state, stack) with its samples, by thread, then stack: for exports
+  // that keep addresses.
+  std::vector<std::pair<ProfileKey, uint64_t>> stacks(const SampleFilter &filter) const;
   // Samples whose stacks name the same functions, merged: a flame graph's input. Ordered by
   // frames (a renderer merges further what it names alike, then sorts).
   std::vector<StackRow> byStack(const Capture &capture, const SampleFilter &filter) const;

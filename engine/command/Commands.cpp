@@ -69,8 +69,9 @@ std::vector<SubcommandSpec> build() {
        "--cpu counts only threads that used the CPU since their previous sample (one found\n"
        "in a system call: for a tenth of that time or more).\n"
        "--folded prints one line per distinct stack, outermost caller first, as in\n"
-       "'main;work;leaf 42': the input of flamegraph.pl, inferno and speedscope. Record\n"
-       "with --stack 32 for stacks that reach main.",
+       "'main;work;leaf 42': the input of flamegraph.pl, inferno and speedscope. --pprof\n"
+       "writes the stacks, addresses and threads for 'pprof -http=: FILE'. Record with\n"
+       "--stack 32 for stacks that reach main.",
        {{"by",
          'b',
          "VIEW",
@@ -83,6 +84,7 @@ std::vector<SubcommandSpec> build() {
         {"top", 'n', "N", "at most N rows (default 25)", {}},
         {"json", 0, "", "JSON instead of a table", {}},
         {"folded", 0, "", "collapsed stacks for flame graphs instead of a table", {}},
+        {"pprof", 0, "", "pprof's gzipped protobuf for pprof and Go's tools (needs --output)", {}},
         {"output", 'o', "FILE", "write the report to FILE instead of the console", {}}}});
 
   specs.push_back({"annotate",

@@ -22,17 +22,43 @@ constexpr uint64_t kSymbolizeEveryNs = 1'000'000'000;
 // close to the checkpoint that its own reading crosses it.
 constexpr uint64_t kRoutineMarginNs = 10'000'000;
 
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())).flush())
+    throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
 // `text` for the console, or, when the command has --output FILE, what was written there.
 std::string printOrWrite(const ParsedCommand &cmd, const std::string &text,
                          std::string_view lineWord) {
   if (!cmd.has("output"))
     return text;
   const std::string path = cmd.get("output");
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size())).flush())
-    throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  writeFile(path, text);
   return fmt::format("strobe: wrote {} to {}\n",
                      plural(static_cast<size_t>(std::ranges::count(text, '\n')), lineWord), path);
+}
+
+// --json, --folded or --pprof, and what each excludes.
+void profileFormat(const ParsedCommand &cmd, ProfileOptions &options) {
+  using Format = ProfileOptions::Format;
+  const std::vector<std::pair<const char *, Format>> formats = {
+      {"json", Format::Json}, {"folded", Format::Folded}, {"pprof", Format::Pprof}};
+  std::vector<std::string> given;
+  for (const auto &[name, format] : formats)
+    if (cmd.has(name)) {
+      given.push_back("--" + std::string(name));
+      options.format = format;
+    }
+  if (given.size() > 1)
+    throw UsageError(fmt::format("{} exclude each other", fmt::join(given, " and ")));
+  if (options.format == Format::Table || options.format == Format::Json)
+    return;
+  const std::string format = given[0];
+  if (cmd.has("by") || options.callers || cmd.has("top"))
+    throw UsageError(format + " writes every stack whole; it takes no --by, --callers or --top");
+  if (options.format == Format::Pprof && !cmd.has("output"))
+    throw UsageError("--pprof writes a binary file; name it with --output FILE");
 }
 
 } // namespace
@@ -477,16 +503,21 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     if (cmd.has("thread"))
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
     options.top = static_cast<size_t>(cmd.number("top", 25, 1, 1e6));
-    options.json = cmd.has("json");
-    options.folded = cmd.has("folded");
-    if (options.folded && (options.json || cmd.has("by") || options.callers || cmd.has("top")))
-      throw UsageError("--folded prints every stack whole; it takes no --by, --callers, --top or "
-                       "--json");
+    profileFormat(cmd, options);
     const std::string report = renderProfile(captureForReport(), profile, options);
-    out += printOrWrite(cmd, report, options.folded ? "stack" : "line");
-    if (options.folded && cmd.has("output") && captureForReport().header.stackDepth <= 2)
+    using Format = ProfileOptions::Format;
+    if (options.format == Format::Pprof) {
+      writeFile(cmd.get("output"), report);
+      out += fmt::format("strobe: wrote a pprof profile of {} to {}; 'pprof -http=: {}' shows it\n",
+                         plural(profile.count({options.onCpuOnly, options.tid}), "sample"),
+                         cmd.get("output"), cmd.get("output"));
+    } else {
+      out += printOrWrite(cmd, report, options.format == Format::Folded ? "stack" : "line");
+    }
+    if (options.format != Format::Table && options.format != Format::Json && cmd.has("output") &&
+        captureForReport().header.stackDepth <= 2)
       out += fmt::format("strobe: the capture kept {} frames per stack; record with --stack 32 "
-                         "for flame graphs that reach main\n",
+                         "for stacks that reach main\n",
                          captureForReport().header.stackDepth);
     return true;
   }

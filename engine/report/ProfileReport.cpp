@@ -1,6 +1,7 @@
 #include "report/ProfileReport.h"
 
 #include "report/Annotate.h"
+#include "report/PprofProfile.h"
 #include "report/Table.h"
 
 #include <algorithm>
@@ -506,7 +507,7 @@ std::string renderProfile(const Capture &capture, const Profile &profile,
   SampleFilter filter{options.onCpuOnly, options.tid};
   Context ctx{capture, profile, options, filter, profile.count(filter)};
   std::string reason = emptyReason(ctx);
-  if (options.json) {
+  if (options.format == ProfileOptions::Format::Json) {
     json::Object doc = jsonHeader(ctx);
     if (!reason.empty())
       doc.add("message", json::quote(reason)).add("rows", "[]");
@@ -514,10 +515,13 @@ std::string renderProfile(const Capture &capture, const Profile &profile,
       buildTable(ctx).addJson(doc);
     return doc.str() + '\n';
   }
-  if (options.folded) {
+  if (options.format == ProfileOptions::Format::Folded ||
+      options.format == ProfileOptions::Format::Pprof) {
     if (!reason.empty()) // no header line to say it in: the output is only stacks
       throw ReportError(reason);
-    return foldedStacks(ctx);
+    return options.format == ProfileOptions::Format::Folded
+               ? foldedStacks(ctx)
+               : pprofProfile(capture, profile, filter);
   }
   if (!reason.empty())
     return fmt::format("strobe profile: {}\n", reason);

@@ -18,12 +18,13 @@ struct ProfileOptions {
   bool onCpuOnly = false; // --cpu; the default counts every sample (--wall)
   std::optional<uint64_t> tid;
   size_t top = 25; // rows shown; 0 shows all
-  bool json = false;
-  bool folded = false; // collapsed stacks, one line each, instead of a table
+  // A table, JSON, collapsed stacks (one line each, for flame graphs) or pprof's profile.proto
+  // (gzipped, binary).
+  enum class Format { Table, Json, Folded, Pprof } format = Format::Table;
 };
 
-// Builds the profile from the capture's samples, then renders it. Folded stacks with nothing to
-// show throw ReportError.
+// Builds the profile from the capture's samples, then renders it. Folded stacks and pprof with
+// nothing to show throw ReportError.
 std::string renderProfile(const Capture &capture, const ProfileOptions &options);
 // Renders a profile already reduced from `capture`'s samples (the live capture keeps one).
 std::string renderProfile(const Capture &capture, const Profile &profile,

@@ -1,6 +1,7 @@
 """Runs the real lldb-19 and gdb in batch mode with strobe loaded, for the integration tests.
 
 ctest passes the build's paths in the environment (see tests/CMakeLists.txt)."""
+import gzip
 import json
 import os
 import pty
@@ -225,6 +226,106 @@ def assert_calls_folded(test, path, report):
     test.assertGreaterEqual(in_descend, 0.95 * total, lines)
     # Twelve frames reach main from all but operator new's and free's deepest helpers.
     test.assertGreaterEqual(reach_main, 0.5 * total, lines)
+
+
+def pprof_report(path):
+    """The profile --pprof of the same capture as STACK_REPORT, written to `path`."""
+    return f"strobe profile --pprof --output {path}"
+
+
+def _varint(data, i):
+    value = shift = 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def protobuf_fields(data):
+    """(number, value) of each field of one protobuf message, from the wire format's public
+    description: an int for a varint, bytes for a length-delimited field or a fixed one."""
+    fields, i = [], 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(data, i)
+        elif wire == 2:
+            size, i = _varint(data, i)
+            value, i = data[i:i + size], i + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, i = data[i:i + size], i + size
+        else:
+            raise ValueError(f"wire type {wire} at byte {i}")
+        fields.append((number, value))
+    return fields
+
+
+def _repeated_varints(values):
+    """A repeated integer field, packed (bytes) or not (ints)."""
+    out = []
+    for value in values:
+        if isinstance(value, int):
+            out.append(value)
+            continue
+        i = 0
+        while i < len(value):
+            number, i = _varint(value, i)
+            out.append(number)
+    return out
+
+
+def read_pprof(path):
+    """A gzipped pprof profile, read with the field numbers of pprof's published profile.proto:
+    its samples as (function names, the sampled one first; values), and its period."""
+    with gzip.open(path) as f:
+        top = protobuf_fields(f.read())
+    strings = [value.decode() for number, value in top if number == 6]
+    functions = {}
+    for number, value in top:
+        if number == 5:  # Function: id 1, name 2
+            fields = dict(protobuf_fields(value))
+            functions[fields.get(1, 0)] = strings[fields.get(2, 0)]
+    locations = {}
+    for number, value in top:
+        if number == 4:  # Location: id 1, line 4 (Line: function_id 1)
+            fields = protobuf_fields(value)
+            lines = [dict(protobuf_fields(v)) for n, v in fields if n == 4]
+            locations[dict(fields)[1]] = functions[lines[0][1]] if lines else None
+    samples = []
+    for number, value in top:
+        if number == 2:  # Sample: location_id 1, value 2
+            fields = protobuf_fields(value)
+            ids = _repeated_varints([v for n, v in fields if n == 1])
+            values = _repeated_varints([v for n, v in fields if n == 2])
+            samples.append(([locations[i] for i in ids], values))
+    period = next((value for number, value in top if number == 12), 0)
+    return samples, period
+
+
+def assert_calls_pprof(test, path, report):
+    """pprof_report(path) of a STACK_CAPTURE of `calls`: the same stacks as assert_calls_folded
+    checks, the sampled function first, each with its count and the time it stands for."""
+    test.assertIn(f"wrote a pprof profile of 300 samples to {path}", report)
+    samples, period = read_pprof(path)
+    test.assertGreater(period, 0)
+    total = sum(values[0] for _, values in samples)
+    test.assertEqual(total, 300, samples)
+    reach_main = in_descend = 0
+    for names, values in samples:
+        test.assertEqual(values[1], values[0] * period, names)
+        if "leaf(int)" in names:
+            test.assertEqual(names[names.index("leaf(int)") + 1], "descend(int, int)", names)
+        if "descend(int, int)" in names:
+            in_descend += values[0]
+        if any(n and (n == "main" or n.startswith("main(")) for n in names):
+            reach_main += values[0]
+    test.assertGreaterEqual(in_descend, 0.95 * total, samples)
+    test.assertGreaterEqual(reach_main, 0.5 * total, samples)
 
 
 def require_built(*paths):

@@ -5,6 +5,8 @@
 #include "report/Table.h"
 
 #include <gtest/gtest.h>
+#include <profile.pb.h>
+#include <zlib.h>
 
 using namespace strobe;
 
@@ -61,7 +63,7 @@ Capture demo() {
 std::string render(const Capture &c, ProfileOptions::By by, bool json = false) {
   ProfileOptions o;
   o.by = by;
-  o.json = json;
+  o.format = json ? ProfileOptions::Format::Json : ProfileOptions::Format::Table;
   return renderProfile(c, o);
 }
 
@@ -369,7 +371,7 @@ TEST(Report, InclusiveColumnWithStacks) {
 
 TEST(Report, JsonHasTheSameRows) {
   ProfileOptions o;
-  o.json = true;
+  o.format = ProfileOptions::Format::Json;
   o.callers = true;
   o.top = 1;
   std::string json = renderProfile(demo(), o);
@@ -420,7 +422,7 @@ TEST(Report, NothingToShowIsOneLine) {
   o.onCpuOnly = true;
   EXPECT_EQ(renderProfile(blocked, o), "strobe profile: no on-CPU samples of thread 102 (worker) "
                                        "among 300; --wall counts them all\n");
-  o.json = true;
+  o.format = ProfileOptions::Format::Json;
   std::string json = renderProfile(blocked, o);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("\"rows\":[]"), std::string::npos);
@@ -430,7 +432,7 @@ TEST(Report, FoldedStacksRunFromTheOutermostCallerToTheSampledFunction) {
   Capture c = demo();
   addSamples(c, 10, kWorker, {kLibc + 0x5000, 0x401205}); // libc, but no symbol there
   ProfileOptions o;
-  o.folded = true;
+  o.format = ProfileOptions::Format::Folded;
   // The hottest first, equal counts by text ('[' sorts before letters).
   EXPECT_EQ(renderProfile(c, o), "main;compute 600\n"
                                  "main;read 150\n"
@@ -458,14 +460,14 @@ TEST(Report, FoldedStacksKeepDeepFramesAndMergeWhatTheyNameAlike) {
   c.symbols[kLibc + 0x1300] = {"compute", kLibc + 0x1300, 0x10, "", 0, {}}; // another module's
   addSamples(c, 1, kMain, {kLibc + 0x1300, 0x401100, 0x401205});
   ProfileOptions o;
-  o.folded = true;
+  o.format = ProfileOptions::Format::Folded;
   EXPECT_EQ(renderProfile(c, o), "main;helper;compute 6\n"
                                  "main;main;helper;compute 4\n");
 }
 
 TEST(Report, FoldedStacksWithNothingToShowAreAnError) {
   ProfileOptions o;
-  o.folded = true;
+  o.format = ProfileOptions::Format::Folded;
   EXPECT_THROW(renderProfile(Capture{}, o), ReportError);
   o.tid = 99;
   try {
@@ -474,6 +476,104 @@ TEST(Report, FoldedStacksWithNothingToShowAreAnError) {
   } catch (const ReportError &e) {
     EXPECT_STREQ(e.what(), "no samples of thread 99 (sampled threads: 101, 102)");
   }
+}
+
+// The profile a --pprof report holds, gunzipped and parsed.
+perftools::profiles::Profile parsePprof(const std::string &gzipped) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + 15), Z_OK);
+  std::string raw(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(gzipped.data()));
+  z.avail_in = static_cast<uInt>(gzipped.size());
+  z.next_out = reinterpret_cast<Bytef *>(raw.data());
+  z.avail_out = static_cast<uInt>(raw.size());
+  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+  raw.resize(z.total_out);
+  inflateEnd(&z);
+  perftools::profiles::Profile profile;
+  EXPECT_TRUE(profile.ParseFromString(raw));
+  return profile;
+}
+
+TEST(Report, PprofKeepsEveryStackWithItsAddressesLinesAndThread) {
+  ProfileOptions o;
+  o.format = ProfileOptions::Format::Pprof;
+  const auto p = parsePprof(renderProfile(demo(), o));
+  auto str = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
+  EXPECT_EQ(str(0), "");
+  ASSERT_EQ(p.sample_type_size(), 2);
+  EXPECT_EQ(str(p.sample_type(0).type()) + "/" + str(p.sample_type(0).unit()), "samples/count");
+  EXPECT_EQ(str(p.sample_type(1).type()) + "/" + str(p.sample_type(1).unit()), "wall/nanoseconds");
+  EXPECT_EQ(p.period(), 1000000);
+  // One sample per distinct thread and stack (8 in demo()), each with its count and time.
+  ASSERT_EQ(p.sample_size(), 8);
+  int64_t total = 0;
+  for (const auto &sample : p.sample()) {
+    ASSERT_EQ(sample.value_size(), 2);
+    EXPECT_EQ(sample.value(1), sample.value(0) * 1000000);
+    total += sample.value(0);
+  }
+  EXPECT_EQ(total, 1000);
+
+  auto location = [&](uint64_t id) -> const perftools::profiles::Location & {
+    for (const auto &l : p.location())
+      if (l.id() == id)
+        return l;
+    ADD_FAILURE() << "no location " << id;
+    return p.location(0);
+  };
+  auto function = [&](uint64_t id) {
+    for (const auto &f : p.function())
+      if (f.id() == id)
+        return str(f.name()) + "@" + str(f.filename());
+    return std::string("none");
+  };
+  // Sorted by thread, then stack: main's {0x401010, 0x401205} x 300 comes first.
+  const auto &first = p.sample(0);
+  EXPECT_EQ(first.value(0), 300);
+  ASSERT_EQ(first.location_id_size(), 2);
+  const auto &leaf = location(first.location_id(0));
+  const auto &caller = location(first.location_id(1));
+  EXPECT_EQ(leaf.address(), 0x401010u);
+  EXPECT_EQ(caller.address(), 0x401205u);
+  ASSERT_EQ(leaf.line_size(), 1);
+  ASSERT_EQ(caller.line_size(), 1);
+  EXPECT_EQ(function(leaf.line(0).function_id()), "compute@/src/demo.c");
+  EXPECT_EQ(leaf.line(0).line(), 10);
+  EXPECT_EQ(function(caller.line(0).function_id()), "main@/src/demo.c");
+  EXPECT_EQ(caller.line(0).line(), 30);
+  ASSERT_EQ(first.label_size(), 2);
+  EXPECT_EQ(str(first.label(0).key()), "thread id");
+  EXPECT_EQ(first.label(0).num(), 101);
+  EXPECT_EQ(str(first.label(1).key()) + "=" + str(first.label(1).str()), "thread=main");
+  // The mapping of the executable, by its path.
+  const auto &mapping = p.mapping(static_cast<int>(leaf.mapping_id()) - 1);
+  EXPECT_EQ(mapping.id(), leaf.mapping_id());
+  EXPECT_EQ(str(mapping.filename()), "/opt/demo/demo");
+  EXPECT_EQ(mapping.memory_start(), 0x400000u);
+  EXPECT_EQ(mapping.memory_limit(), 0x402000u);
+  // The pc no module or symbol covers, a bare address: the worker's lowest stack, after main's
+  // four.
+  const auto &unknown = p.sample(4);
+  EXPECT_EQ(unknown.value(0), 50);
+  EXPECT_EQ(unknown.label(0).num(), 102);
+  const auto &bare = location(unknown.location_id(0));
+  EXPECT_EQ(bare.address(), 0x12345678u);
+  EXPECT_EQ(bare.mapping_id(), 0u);
+  EXPECT_EQ(bare.line_size(), 0);
+}
+
+TEST(Report, PprofOnCpuCountsCpuTimeOnly) {
+  ProfileOptions o;
+  o.format = ProfileOptions::Format::Pprof;
+  o.onCpuOnly = true;
+  const auto p = parsePprof(renderProfile(demo(), o));
+  EXPECT_EQ(p.string_table(static_cast<int>(p.sample_type(1).type())), "cpu");
+  int64_t total = 0;
+  for (const auto &sample : p.sample())
+    total += sample.value(0);
+  EXPECT_EQ(total, 850); // read's 150 samples were off the CPU
+  EXPECT_THROW(renderProfile(Capture{}, o), ReportError);
 }
 
 TEST(Report, LiveProfileRendersLikeTheCapture) {

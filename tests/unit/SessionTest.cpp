@@ -347,19 +347,39 @@ TEST_F(SessionTest, FoldedStacksGoToAFileWithAWordOnTheirDepth) {
   const std::string stacks = std::to_string(std::count(printed.begin(), printed.end(), '\n'));
   EXPECT_EQ(run("profile --folded --output " + path),
             "strobe: wrote " + stacks + " stack" + (stacks == "1" ? "" : "s") + " to " + path +
-                "\nstrobe: the capture kept 2 frames per stack; record with --stack 32 for flame "
-                "graphs that reach main\n");
+                "\nstrobe: the capture kept 2 frames per stack; record with --stack 32 for "
+                "stacks that reach main\n");
   std::ifstream file(path);
   std::stringstream written;
   written << file.rdbuf();
   EXPECT_EQ(written.str(), printed);
   std::remove(path.c_str());
 
-  const std::string refused = "error: --folded prints every stack whole; it takes no --by, "
-                              "--callers, --top or --json\n";
-  EXPECT_EQ(run("profile --folded --json", false), refused);
+  const std::string refused =
+      "error: --folded writes every stack whole; it takes no --by, --callers or --top\n";
   EXPECT_EQ(run("profile --folded --by line", false), refused);
   EXPECT_EQ(run("profile --folded --top 3", false), refused);
+  EXPECT_EQ(run("profile --folded --json --pprof", false),
+            "error: --json and --folded and --pprof exclude each other\n");
+}
+
+TEST_F(SessionTest, PprofGoesToAFileOnly) {
+  run("record --samples 3 --frequency 2000");
+  EXPECT_EQ(run("profile --pprof", false),
+            "error: --pprof writes a binary file; name it with --output FILE\n");
+  const std::string path =
+      ::testing::TempDir() + "/session-pprof-" + std::to_string(getpid()) + ".pb.gz";
+  const std::string samples =
+      std::regex_replace(run("status"), std::regex(R"([\s\S]*?(\d+) samples? of[\s\S]*)"), "$1");
+  EXPECT_EQ(run("profile --pprof -o " + path),
+            "strobe: wrote a pprof profile of " + samples + " samples to " + path + "; 'pprof " +
+                "-http=: " + path + "' shows it\nstrobe: the capture kept 2 frames per stack; " +
+                "record with --stack 32 for stacks that reach main\n");
+  std::ifstream file(path, std::ios::binary);
+  char magic[2] = {};
+  ASSERT_TRUE(file.read(magic, 2));
+  EXPECT_EQ(std::string(magic, 2), "\x1f\x8b"); // gzip
+  std::remove(path.c_str());
 }
 
 TEST_F(SessionTest, DumpWritesTheRecordsToAFileOnRequest) {
