@@ -252,22 +252,4 @@ std::vector<std::pair<ProfileKey, uint64_t>> Profile::stacks(const SampleFilter 
   return out;
 }
 
-std::vector<StackRow> Profile::byStack(const Capture &capture, const SampleFilter &filter) const {
-  std::map<std::vector<StackFrame>, uint64_t> stacks;
-  for (const auto &[key, n] : counts_) {
-    if (!filter.accepts(key))
-      continue;
-    std::vector<StackFrame> frames;
-    for (size_t i = key.stack.size(); i-- > 0;) {
-      FrameSymbols frame = frameAt(capture, key.stack, i);
-      frames.push_back({functionName(frame.symbol), modulePath(frame.module)});
-    }
-    stacks[std::move(frames)] += n;
-  }
-  std::vector<StackRow> out;
-  for (auto &[frames, n] : stacks)
-    out.push_back({frames, n});
-  return out;
-}
-
 } // namespace strobe

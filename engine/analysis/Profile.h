@@ -95,18 +95,6 @@ struct InstructionRow {
   uint64_t samples = 0;
 };
 
-struct StackFrame {
-  std::string function; // kUnknown when unsymbolized
-  std::string module;   // path, or kUnknown
-
-  auto operator<=>(const StackFrame &) const = default;
-};
-
-struct StackRow {
-  std::vector<StackFrame> frames; // the outermost caller recorded first, the sampled pc last
-  uint64_t samples = 0;
-};
-
 class Profile {
 public:
   void add(const Sample &sample);
@@ -126,12 +114,9 @@ public:
   std::vector<LineRow> byLine(const Capture &capture, const SampleFilter &filter) const;
   std::vector<InstructionRow> byInstruction(const Capture &capture,
                                             const SampleFilter &filter) const;
-  // Each distinct (thread, state, stack) with its samples, by thread, then stack: for exports
-  // that keep addresses.
+  // Each distinct (thread, state, stack) with its samples, by thread, then stack: what folded
+  // stacks and pprof are made of.
   std::vector<std::pair<ProfileKey, uint64_t>> stacks(const SampleFilter &filter) const;
-  // Samples whose stacks name the same functions, merged: a flame graph's input. Ordered by
-  // frames (a renderer merges further what it names alike, then sorts).
-  std::vector<StackRow> byStack(const Capture &capture, const SampleFilter &filter) const;
 
 private:
   std::vector<MatrixRow> matrix(const Capture &capture, const SampleFilter &filter,

@@ -52,11 +52,10 @@ void profileFormat(const ParsedCommand &cmd, ProfileOptions &options) {
     }
   if (given.size() > 1)
     throw UsageError(fmt::format("{} exclude each other", fmt::join(given, " and ")));
-  if (options.format == Format::Table || options.format == Format::Json)
+  if (!options.wholeStacks())
     return;
-  const std::string format = given[0];
   if (cmd.has("by") || options.callers || cmd.has("top"))
-    throw UsageError(format + " writes every stack whole; it takes no --by, --callers or --top");
+    throw UsageError(given[0] + " writes every stack whole; it takes no --by, --callers or --top");
   if (options.format == Format::Pprof && !cmd.has("output"))
     throw UsageError("--pprof writes a binary file; name it with --output FILE");
 }
@@ -504,7 +503,8 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
     options.top = static_cast<size_t>(cmd.number("top", 25, 1, 1e6));
     profileFormat(cmd, options);
-    const std::string report = renderProfile(captureForReport(), profile, options);
+    const Capture &reported = captureForReport();
+    const std::string report = renderProfile(reported, profile, options);
     using Format = ProfileOptions::Format;
     if (options.format == Format::Pprof) {
       writeFile(cmd.get("output"), report);
@@ -514,11 +514,10 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     } else {
       out += printOrWrite(cmd, report, options.format == Format::Folded ? "stack" : "line");
     }
-    if (options.format != Format::Table && options.format != Format::Json && cmd.has("output") &&
-        captureForReport().header.stackDepth <= 2)
+    if (options.wholeStacks() && cmd.has("output") && reported.header.stackDepth <= 2)
       out += fmt::format("strobe: the capture kept {} frames per stack; record with --stack 32 "
                          "for stacks that reach main\n",
-                         captureForReport().header.stackDepth);
+                         reported.header.stackDepth);
     return true;
   }
   if (name == "annotate") {

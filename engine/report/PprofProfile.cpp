@@ -52,11 +52,11 @@ private:
     auto [it, added] =
         functions_.try_emplace({symbol.function, symbol.file}, out_.function_size() + 1);
     if (added) {
-      pb::Function &function = *out_.add_function();
-      function.set_id(it->second);
-      function.set_name(string(symbol.function));
-      function.set_system_name(function.name());
-      function.set_filename(string(symbol.file));
+      pb::Function &entry = *out_.add_function();
+      entry.set_id(it->second);
+      entry.set_name(string(symbol.function));
+      entry.set_system_name(entry.name());
+      entry.set_filename(string(symbol.file));
     }
     return it->second;
   }
@@ -64,17 +64,17 @@ private:
   uint64_t mapping(const ModuleInfo &module) {
     auto [it, added] = mappings_.try_emplace(&module, out_.mapping_size() + 1);
     if (added) {
-      pb::Mapping &mapping = *out_.add_mapping();
-      mapping.set_id(it->second);
-      mapping.set_memory_start(module.start);
-      mapping.set_memory_limit(module.end);
-      mapping.set_file_offset(module.start - module.bias);
-      mapping.set_filename(string(module.path));
-      mapping.set_build_id(string(module.buildId));
+      pb::Mapping &entry = *out_.add_mapping();
+      entry.set_id(it->second);
+      entry.set_memory_start(module.start);
+      entry.set_memory_limit(module.end);
+      entry.set_file_offset(module.start - module.bias);
+      entry.set_filename(string(module.path));
+      entry.set_build_id(string(module.buildId));
       // The capture's symbols are all there is: a reader must not look for the binary's.
-      mapping.set_has_functions(true);
-      mapping.set_has_filenames(true);
-      mapping.set_has_line_numbers(true);
+      entry.set_has_functions(true);
+      entry.set_has_filenames(true);
+      entry.set_has_line_numbers(true);
     }
     return it->second;
   }

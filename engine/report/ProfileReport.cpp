@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
-#include <ranges>
 #include <set>
 
 namespace strobe {
@@ -454,22 +453,25 @@ Table buildTable(const Context &ctx) {
   return Table({});
 }
 
-// A frame as flame graphs show it: the function, or the module in brackets when the function is
-// not known (as perf does).
-std::string foldedFrame(const StackFrame &frame) {
-  if (frame.function != kUnknown || frame.module == kUnknown)
-    return frame.function;
-  return "[" + shortName(frame.module) + "]";
+// A frame as flame graphs show it: the function, else its module in brackets (as perf does),
+// else kUnknown.
+std::string foldedFrame(const FrameSymbols &frame) {
+  if (frame.symbol && !frame.symbol->function.empty())
+    return frame.symbol->function;
+  return frame.module ? "[" + shortName(frame.module->path) + "]" : std::string(kUnknown);
 }
 
 // Brendan Gregg's collapsed-stack format, which flamegraph.pl, inferno and speedscope read:
-// "outermost;...;sampled count", the hottest stack first.
+// "outermost;...;sampled count", the hottest stack first. Stacks that print alike (other
+// threads, other call sites of the same functions) share a line.
 std::string foldedStacks(const Context &ctx) {
-  // Stacks through two modules' functions of the same name print alike: one line for both.
   std::map<std::string, uint64_t> stacks;
-  for (const StackRow &row : ctx.profile.byStack(ctx.capture, ctx.filter))
-    stacks[fmt::format("{}", fmt::join(row.frames | std::views::transform(foldedFrame), ";"))] +=
-        row.samples;
+  for (const auto &[key, n] : ctx.profile.stacks(ctx.filter)) {
+    std::vector<std::string> frames;
+    for (size_t i = key.stack.size(); i-- > 0;)
+      frames.push_back(foldedFrame(frameAt(ctx.capture, key.stack, i)));
+    stacks[fmt::format("{}", fmt::join(frames, ";"))] += n;
+  }
   std::vector<std::pair<std::string, uint64_t>> lines(stacks.begin(), stacks.end());
   std::stable_sort(lines.begin(), lines.end(),
                    [](const auto &a, const auto &b) { return a.second > b.second; });
@@ -515,8 +517,7 @@ std::string renderProfile(const Capture &capture, const Profile &profile,
       buildTable(ctx).addJson(doc);
     return doc.str() + '\n';
   }
-  if (options.format == ProfileOptions::Format::Folded ||
-      options.format == ProfileOptions::Format::Pprof) {
+  if (options.wholeStacks()) {
     if (!reason.empty()) // no header line to say it in: the output is only stacks
       throw ReportError(reason);
     return options.format == ProfileOptions::Format::Folded

@@ -21,6 +21,9 @@ struct ProfileOptions {
   // A table, JSON, collapsed stacks (one line each, for flame graphs) or pprof's profile.proto
   // (gzipped, binary).
   enum class Format { Table, Json, Folded, Pprof } format = Format::Table;
+
+  // Folded and pprof: every stack whole, so no --by, --callers or --top.
+  bool wholeStacks() const { return format == Format::Folded || format == Format::Pprof; }
 };
 
 // Builds the profile from the capture's samples, then renders it. Folded stacks and pprof with
