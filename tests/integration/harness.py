@@ -193,13 +193,8 @@ def assert_calls_stacks(test, report):
     test.assertLessEqual(set(call_lines), {"13", "15"}, report)
 
 
-def folded_report(path):
-    """The profile --folded of the same capture as STACK_REPORT, written to `path`."""
-    return f"strobe profile --folded --output {path}"
-
-
 def assert_calls_folded(test, path, report):
-    """folded_report(path) of a STACK_CAPTURE of `calls`: one 'frame;...;frame count' line per
+    """The --folded file of a STACK_CAPTURE of `calls`: one 'frame;...;frame count' line per
     stack, outermost first, counts adding up to the capture's samples."""
     test.assertIn(f"to {path}", report)
     with open(path) as f:
@@ -226,11 +221,6 @@ def assert_calls_folded(test, path, report):
     test.assertGreaterEqual(in_descend, 0.95 * total, lines)
     # Twelve frames reach main from all but operator new's and free's deepest helpers.
     test.assertGreaterEqual(reach_main, 0.5 * total, lines)
-
-
-def pprof_report(path):
-    """The profile --pprof of the same capture as STACK_REPORT, written to `path`."""
-    return f"strobe profile --pprof --output {path}"
 
 
 def _varint(data, i):
@@ -308,7 +298,7 @@ def read_pprof(path):
 
 
 def assert_calls_pprof(test, path, report):
-    """pprof_report(path) of a STACK_CAPTURE of `calls`: the same stacks as assert_calls_folded
+    """The --pprof file of a STACK_CAPTURE of `calls`: the same stacks as assert_calls_folded
     checks, the sampled function first, each with its count and the time it stands for."""
     test.assertIn(f"wrote a pprof profile of 300 samples to {path}", report)
     samples, period = read_pprof(path)
@@ -326,6 +316,23 @@ def assert_calls_pprof(test, path, report):
             reach_main += values[0]
     test.assertGreaterEqual(in_descend, 0.95 * total, samples)
     test.assertGreaterEqual(reach_main, 0.5 * total, samples)
+
+
+def check_calls_stacks(test, debugger, stop_in_leaf):
+    """A STACK_CAPTURE of `calls` CALLS_FOR_EVER in `debugger` (lldb or gdb), begun after the
+    commands `stop_in_leaf` (stop in leaf(), delete the breakpoint); its table, folded stacks and
+    pprof profile checked."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folded = os.path.join(tmp, "calls.folded")
+        pprof = os.path.join(tmp, "calls.pb.gz")
+        rc, out = debugger(stop_in_leaf + [STACK_CAPTURE, STACK_REPORT,
+                                           f"strobe profile --folded --output {folded}",
+                                           f"strobe profile --pprof --output {pprof}"],
+                           fixture("calls"), CALLS_FOR_EVER)
+        test.assertEqual(rc, 0, out)
+        assert_calls_stacks(test, out)
+        assert_calls_folded(test, folded, out)
+        assert_calls_pprof(test, pprof, out)
 
 
 def require_built(*paths):

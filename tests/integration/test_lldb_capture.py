@@ -73,18 +73,7 @@ class LldbCapture(unittest.TestCase):
         self.assertIn("Processing command: strobe status", out)
 
     def test_deep_stacks_name_every_caller(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            folded = os.path.join(tmp, "calls.folded")
-            pprof = os.path.join(tmp, "calls.pb.gz")
-            rc, out = harness.lldb(["b leaf", "run", "breakpoint delete 1",
-                                    harness.STACK_CAPTURE, harness.STACK_REPORT,
-                                    harness.folded_report(folded),
-                                    harness.pprof_report(pprof)],
-                                   harness.fixture("calls"), harness.CALLS_FOR_EVER)
-            self.assertEqual(rc, 0, out)
-            harness.assert_calls_stacks(self, out)
-            harness.assert_calls_folded(self, folded, out)
-            harness.assert_calls_pprof(self, pprof, out)
+        harness.check_calls_stacks(self, harness.lldb, ["b leaf", "run", "breakpoint delete 1"])
 
     def test_attached_process(self):
         with harness.Background([harness.fixture("demo"), "0"]) as demo:
