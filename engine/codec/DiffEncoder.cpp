@@ -29,18 +29,6 @@ DiffEncoder::DiffEncoder(const StreamLayout &layout, const EncoderOptions &optio
   writeStreamHeader(coder_.header(), stream_);
 }
 
-void DiffEncoder::encode(const TraceRecord &record) {
-  if (record.gap && blockRecords_ > 0)
-    closeBlock();
-  if (blockRecords_ == 0)
-    blockAfterGap_ = record.gap;
-  coder_.encode(record, payload_);
-  ++blockRecords_;
-  ++records_;
-  if (blockRecords_ == coder_.header().keyframeInterval || payload_.size() >= kBlockTargetBytes)
-    closeBlock();
-}
-
 std::vector<uint8_t> DiffEncoder::finish() {
   closeBlock();
   std::vector<uint8_t> out;

@@ -22,7 +22,18 @@ public:
 
   // Appends a record; a record with `gap` set starts a new block. Throws std::invalid_argument
   // (adding nothing) when the record does not fit the layout.
-  void encode(const TraceRecord &record);
+  // Inline: a record then costs one call, into the record coder.
+  void encode(const TraceRecord &record) {
+    if (record.gap) [[unlikely]]
+      closeBlock();
+    coder_.encode(record, payload_);
+    if (record.gap) [[unlikely]]
+      blockAfterGap_ = true; // only now: a record refused above starts nothing
+    ++records_;
+    if (++blockRecords_ == coder_.header().keyframeInterval || payload_.size() >= kBlockTargetBytes)
+        [[unlikely]]
+      closeBlock();
+  }
   // Closes the open block and hands over the stream written so far, which decodes on its own;
   // the encoder then starts a new stream.
   std::vector<uint8_t> finish();

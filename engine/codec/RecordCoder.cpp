@@ -272,11 +272,8 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   changed.words[0] &= ~(uint64_t{1} << pc_);
   const SlotMask expected = predict.changed();
 
-  std::vector<MemorySlot> memorySlots;
-  if (withMemory) {
+  if (withMemory)
     std::copy_n(state_.begin(), slots_, before_.begin());
-    memorySlots = modelSlots(instruction, pcBefore);
-  }
 
   uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
@@ -349,14 +346,14 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   state_[pc_] = pc;
 
   if (withMemory)
-    out = encodeMemory(record, memorySlots, out);
+    out = encodeMemory(record, pcBefore, out);
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record,
-                                     const std::vector<MemorySlot> &slots, uint8_t *out) {
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefore, uint8_t *out) {
+  const std::vector<MemorySlot> slots = modelSlots(record.instruction, pcBefore);
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
   size_t matched = 0;

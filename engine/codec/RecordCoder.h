@@ -138,8 +138,10 @@ private:
   // Each writes at `out` and returns the end of what it wrote.
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
-  uint8_t *encodeMemory(const TraceRecord &record, const std::vector<MemorySlot> &slots,
-                        uint8_t *out);
+  // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
+  // vector and calls had cost every record stack room and spills.
+  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint64_t pcBefore,
+                                          uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
 
