@@ -19,7 +19,7 @@ size_t findSync(Bytes stream, size_t from) {
   return static_cast<size_t>(it - stream.begin());
 }
 
-struct Block {
+struct FramedBlock {
   uint64_t flags = 0;
   uint64_t records = 0;
   Bytes payload; // as stored
@@ -29,7 +29,7 @@ struct Block {
 
 // Parses and checks the block framing at `at` (which holds a sync); the reason it is unusable.
 std::optional<std::string> readBlock(Bytes stream, size_t at, uint32_t keyframeInterval,
-                                     Block &block) {
+                                     FramedBlock &block) {
   Bytes in = stream.subspan(at + kBlockSync.size());
   const Bytes fields = in;
   uint64_t storedSize = 0;
@@ -57,52 +57,47 @@ std::optional<std::string> readBlock(Bytes stream, size_t at, uint32_t keyframeI
   return std::nullopt;
 }
 
-std::optional<std::string> decodeRecords(RecordDecoder &decoder, Bytes payload, uint64_t count,
-                                         bool afterGap, const DiffDecoder::Visitor &visit,
-                                         uint64_t &decoded) {
-  decoder.beginBlock();
-  for (uint64_t i = 0; i < count; ++i) {
-    if (const char *problem = decoder.decode(payload))
-      return "record " + std::to_string(i) + ": " + problem;
-    decoder.markGap(i == 0 && afterGap);
-    visit(decoder.record());
-    ++decoded;
-  }
-  if (!payload.empty())
+std::string describe(const RecordsProblem &problem) {
+  if (!problem.what)
     return "bytes after the last record";
-  return std::nullopt;
+  return "record " + std::to_string(problem.index) + ": " + problem.what;
 }
 
 } // namespace
 
-DecodeReport DiffDecoder::decode(Bytes stream, const Visitor &visit) {
-  DecodeReport report;
+BlockReader::BlockReader(Bytes stream, MemoryOperandModel *model, std::vector<uint8_t> &inflated)
+    : stream_(stream), inflated_(inflated) {
   Bytes rest = stream;
   StreamHeader header;
   if (auto problem = readStreamHeader(rest, header)) {
-    report.damage.push_back({0, *problem});
-    return report;
+    report_.damage.push_back({0, *problem});
+    at_ = stream.size();
+    return;
   }
-  report.header = header;
-  RecordDecoder decoder(header, model_);
-  size_t at = stream.size() - rest.size();
-  bool afterDamage = false;
-  auto damaged = [&](size_t offset, std::string reason) {
-    report.damage.push_back({offset, std::move(reason)});
-    afterDamage = true;
-  };
-  while (at < stream.size()) {
-    if (stream.size() - at < kBlockSync.size() ||
+  report_.header = header;
+  decoder_.emplace(header, model);
+  at_ = stream.size() - rest.size();
+}
+
+void BlockReader::damaged(size_t offset, std::string reason) {
+  report_.damage.push_back({offset, std::move(reason)});
+  afterDamage_ = true;
+}
+
+std::optional<BlockReader::Block> BlockReader::next() {
+  while (at_ < stream_.size()) {
+    const size_t at = at_;
+    if (stream_.size() - at < kBlockSync.size() ||
         !std::equal(kBlockSync.begin(), kBlockSync.end(),
-                    stream.begin() + static_cast<ptrdiff_t>(at))) {
-      const size_t next = findSync(stream, at + 1);
+                    stream_.begin() + static_cast<ptrdiff_t>(at))) {
+      at_ = findSync(stream_, at + 1);
       damaged(at, "no block at byte " + std::to_string(at) + "; skipped " +
-                      std::to_string(next - at) + " bytes");
-      at = next;
+                      std::to_string(at_ - at) + " bytes");
       continue;
     }
-    Block block;
-    std::optional<std::string> problem = readBlock(stream, at, header.keyframeInterval, block);
+    FramedBlock block;
+    std::optional<std::string> problem =
+        readBlock(stream_, at, report_.header->keyframeInterval, block);
     Bytes payload = block.payload;
     if (!problem && (block.flags & kBlockCompressed)) {
       inflated_.resize(block.rawSize);
@@ -113,18 +108,26 @@ DecodeReport DiffDecoder::decode(Bytes stream, const Visitor &visit) {
         problem = "undecompressable payload";
       payload = Bytes(inflated_.data(), block.rawSize);
     }
-    if (!problem)
-      problem = decodeRecords(decoder, payload, block.records,
-                              afterDamage || (block.flags & kBlockAfterGap), visit, report.records);
     if (problem) {
       damaged(at, *problem + " in the block at byte " + std::to_string(at));
-      at = findSync(stream, at + 1);
+      at_ = findSync(stream_, at + 1);
       continue;
     }
-    afterDamage = false;
-    at = block.end;
+    blockStart_ = at;
+    blockEnd_ = block.end;
+    return Block{payload, block.records, afterDamage_ || (block.flags & kBlockAfterGap)};
   }
-  return report;
+  return std::nullopt;
+}
+
+void BlockReader::decoded(const std::optional<RecordsProblem> &problem) {
+  if (!problem) {
+    afterDamage_ = false;
+    at_ = blockEnd_;
+    return;
+  }
+  damaged(blockStart_, describe(*problem) + " in the block at byte " + std::to_string(blockStart_));
+  at_ = findSync(stream_, blockStart_ + 1);
 }
 
 DecodedStream decodeStream(Bytes stream, MemoryOperandModel *model) {
@@ -139,7 +142,11 @@ std::optional<std::string> decodePayload(const StreamHeader &header, MemoryOpera
                                          const DiffDecoder::Visitor &visit) {
   RecordDecoder decoder(header, model);
   uint64_t decoded = 0;
-  return decodeRecords(decoder, payload, count, false, visit, decoded);
+  const std::optional<RecordsProblem> problem =
+      decodeRecords(decoder, payload, count, false, visit, decoded);
+  if (!problem)
+    return std::nullopt;
+  return describe(*problem);
 }
 
 } // namespace strobe
