@@ -35,7 +35,8 @@
 //            follows (spec 001's EXT bit), [ext bitmap], then each changed value; 3 = none changed.
 //   A value is tagged: first byte bit 0 = XOR against prev, else arithmetic; bits 1-6 the low
 //   payload bits, bit 7 = varint(payload >> 6) follows. Arithmetic payloads are
-//   zigzag(value - (prev + predicted delta)), so loop counters and strides cost one byte.
+//   zigzag(value - (prev + predicted delta)), so loop counters and strides cost one byte. The
+//   encoder writes the smaller of the two payloads.
 //   Bitmaps of up to 128 bits are LEB128 numbers.
 //   memory section: h = slot bitmap << 1 | escapes follow. Slots are what the memory operand
 //     model computes from the instruction bytes, pcBefore and prev's registers: each flagged slot

@@ -286,8 +286,10 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   auto putValue = [&](unsigned slot, uint64_t value, uint64_t predicted) {
     const uint64_t arithmetic = zigzag(static_cast<int64_t>(value - predicted));
     const uint64_t xored = value ^ state_[slot];
-    out = taggedSize(xored) < taggedSize(arithmetic) ? writeTagged(xored, true, out)
-                                                     : writeTagged(arithmetic, false, out);
+    // The smaller payload is never the longer one to write (taggedSize grows with it), and one
+    // compare chooses without a branch, where the sizes' compare had one the data decided.
+    const bool xorForm = xored < arithmetic;
+    out = writeTagged(xorForm ? xored : arithmetic, xorForm, out);
   };
   uint8_t regCode;
   bool allDeviate = false;

@@ -139,8 +139,9 @@ TEST(DiffCodec, SampleRecordsCarryNoInstructionBytes) {
   const std::vector<TraceRecord> samples = {{{1, 2, 0x5000}, {}, {}, {}, false},
                                             {{1, 3, 0x5400}, {}, {}, {}, false}};
   const std::vector<uint8_t> stream = encodeAll(kTiny, {16, 2, 0}, nullptr, samples);
-  // Second record: pc delta +0x400 (zigzag 0x800), explicit {r1}, r1 2 -> 3 (+1).
-  const std::vector<uint8_t> tail = {0x0b, 0x80, 0x10, 0x02, 0x04};
+  // Second record: pc delta +0x400 (zigzag 0x800), explicit {r1}, r1 2 -> 3: XOR 1, smaller
+  // than the arithmetic zigzag(+1) = 2, so tagged 1 << 1 | XOR.
+  const std::vector<uint8_t> tail = {0x0b, 0x80, 0x10, 0x02, 0x03};
   ASSERT_GT(stream.size(), tail.size());
   EXPECT_EQ(std::vector<uint8_t>(stream.end() - 5, stream.end()), tail);
   expectSameRecords(samples, decodeStream(stream).records);
