@@ -177,10 +177,6 @@ inline uint8_t *writeTagged(uint64_t payload, bool xorForm, uint8_t *out) {
   *out++ = static_cast<uint8_t>((rest ? 0x80 : 0) | (payload & 0x3f) << 1 | xorForm);
   return rest ? writeVarint(rest, out) : out;
 }
-inline unsigned taggedSize(uint64_t payload) {
-  const uint64_t rest = payload >> 6;
-  return rest ? 1 + varintSize(rest) : 1;
-}
 inline bool getTagged(std::span<const uint8_t> &in, uint64_t &payload, bool &xorForm) {
   if (in.empty())
     return false;

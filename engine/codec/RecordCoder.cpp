@@ -286,8 +286,9 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   auto putValue = [&](unsigned slot, uint64_t value, uint64_t predicted) {
     const uint64_t arithmetic = zigzag(static_cast<int64_t>(value - predicted));
     const uint64_t xored = value ^ state_[slot];
-    // The smaller payload is never the longer one to write (taggedSize grows with it), and one
-    // compare chooses without a branch, where the sizes' compare had one the data decided.
+    // The smaller payload is never the longer one to write (a tagged value's size grows with its
+    // payload), and one compare chooses without a branch, where comparing the two sizes had one
+    // the data decided.
     const bool xorForm = xored < arithmetic;
     out = writeTagged(xorForm ? xored : arithmetic, xorForm, out);
   };

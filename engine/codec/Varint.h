@@ -2,7 +2,6 @@
 // byte, low group first) and zigzag, which keeps small negative deltas small.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -52,11 +51,6 @@ inline bool getVarint(std::span<const uint8_t> &in, uint64_t &value) {
     return true;
   }
   return getLongVarint(in, value);
-}
-
-// Bytes putVarint writes for `value`.
-inline unsigned varintSize(uint64_t value) {
-  return 1 + static_cast<unsigned>(std::bit_width(value | 1) - 1) / 7;
 }
 
 inline uint64_t zigzag(int64_t value) {
