@@ -193,6 +193,28 @@ def assert_calls_stacks(test, report):
     test.assertLessEqual(set(call_lines), {"13", "15"}, report)
 
 
+def _assert_calls_stack_counts(test, stacks, shown):
+    """Stacks of a STACK_CAPTURE of `calls` as (function names, the sampled one first, None where
+    a frame has none; samples), whichever file they were read from; `shown` on a failure."""
+    total = sum(n for _, n in stacks)
+    test.assertEqual(total, 300, shown)  # STACK_CAPTURE's samples of its one thread
+    reach_main = in_descend = 0
+    for names, n in stacks:
+        mains = [i for i, f in enumerate(names) if f and (f == "main" or f.startswith("main("))]
+        descends = [i for i, f in enumerate(names) if f == "descend(int, int)"]
+        if mains:
+            reach_main += n
+            # main calls descend: it stands further from the sampled function, never nearer.
+            test.assertTrue(all(d < mains[-1] for d in descends), names)
+        if descends:
+            in_descend += n
+        if "leaf(int)" in names:
+            test.assertEqual(names[names.index("leaf(int)") + 1], "descend(int, int)", names)
+    test.assertGreaterEqual(in_descend, 0.95 * total, shown)
+    # Twelve frames reach main from all but operator new's and free's deepest helpers.
+    test.assertGreaterEqual(reach_main, 0.5 * total, shown)
+
+
 def assert_calls_folded(test, path, report):
     """The --folded file of a STACK_CAPTURE of `calls`: one 'frame;...;frame count' line per
     stack, outermost first, counts adding up to the capture's samples."""
@@ -203,24 +225,8 @@ def assert_calls_folded(test, path, report):
     for line in lines:
         m = re.fullmatch(r"(\S.*) (\d+)", line)
         test.assertIsNotNone(m, line)
-        stacks.append((m.group(1).split(";"), int(m.group(2))))
-    total = sum(n for _, n in stacks)
-    test.assertEqual(total, 300, lines)  # STACK_CAPTURE's samples of its one thread
-    reach_main, in_descend = 0, 0
-    for frames, n in stacks:
-        mains = [i for i, f in enumerate(frames) if f == "main" or f.startswith("main(")]
-        descends = [i for i, f in enumerate(frames) if f == "descend(int, int)"]
-        if mains:
-            reach_main += n
-            # The caller comes first: main before descend, never after it.
-            test.assertTrue(all(d > mains[0] for d in descends), frames)
-        if descends:
-            in_descend += n
-        if "leaf(int)" in frames:
-            test.assertEqual(frames[frames.index("leaf(int)") - 1], "descend(int, int)", frames)
-    test.assertGreaterEqual(in_descend, 0.95 * total, lines)
-    # Twelve frames reach main from all but operator new's and free's deepest helpers.
-    test.assertGreaterEqual(reach_main, 0.5 * total, lines)
+        stacks.append((m.group(1).split(";")[::-1], int(m.group(2))))
+    _assert_calls_stack_counts(test, stacks, lines)
 
 
 def _varint(data, i):
@@ -303,19 +309,9 @@ def assert_calls_pprof(test, path, report):
     test.assertIn(f"wrote a pprof profile of 300 samples to {path}", report)
     samples, period = read_pprof(path)
     test.assertGreater(period, 0)
-    total = sum(values[0] for _, values in samples)
-    test.assertEqual(total, 300, samples)
-    reach_main = in_descend = 0
     for names, values in samples:
         test.assertEqual(values[1], values[0] * period, names)
-        if "leaf(int)" in names:
-            test.assertEqual(names[names.index("leaf(int)") + 1], "descend(int, int)", names)
-        if "descend(int, int)" in names:
-            in_descend += values[0]
-        if any(n and (n == "main" or n.startswith("main(")) for n in names):
-            reach_main += values[0]
-    test.assertGreaterEqual(in_descend, 0.95 * total, samples)
-    test.assertGreaterEqual(reach_main, 0.5 * total, samples)
+    _assert_calls_stack_counts(test, [(names, values[0]) for names, values in samples], samples)
 
 
 def check_calls_stacks(test, debugger, stop_in_leaf):
