@@ -78,7 +78,6 @@ inline constexpr size_t kMaxAccesses = 1024; // per record
 inline constexpr uint32_t kMaxAccessBytes = 1u << 16;
 inline constexpr size_t kMaxRecordMemoryBytes = 1u << 20; // all accesses of one record
 inline constexpr size_t kBlockTargetBytes = 1u << 20;     // a block closes once this large
-inline constexpr unsigned kMaxModelSlots = 32; // more slots than this: treated as unpredictable
 inline constexpr size_t kMaxModelName = 255;
 
 enum BlockFlag : uint64_t { kBlockCompressed = 1, kBlockAfterGap = 2 };

@@ -148,15 +148,11 @@ void CoderState::beginBlock() {
   }
 }
 
-std::vector<MemorySlot> CoderState::modelSlots(std::span<const uint8_t> instruction,
-                                               uint64_t pcBefore) {
-  if (!model_)
-    return {};
-  std::optional<std::vector<MemorySlot>> slots =
-      model_->slots(instruction, pcBefore, std::span<const uint64_t>(before_.data(), slots_));
-  if (!slots || slots->size() > kMaxModelSlots)
-    return {};
-  return std::move(*slots);
+const MemorySlots &CoderState::modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore) {
+  if (!model_ || !model_->predict(instruction, pcBefore,
+                                  std::span<const uint64_t>(before_.data(), slots_), predicted_))
+    predicted_.clear();
+  return predicted_;
 }
 
 // --- encoder ---
@@ -356,7 +352,7 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
 }
 
 uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefore, uint8_t *out) {
-  const std::vector<MemorySlot> slots = modelSlots(record.instruction, pcBefore);
+  const MemorySlots &slots = modelSlots(record.instruction, pcBefore);
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
   size_t matched = 0;
@@ -618,7 +614,7 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint64_t p
     return "truncated memory section";
   const uint64_t bitmap = head >> 1;
   if (bitmap) {
-    const std::vector<MemorySlot> slots = modelSlots(record_.instruction, pcBefore);
+    const MemorySlots &slots = modelSlots(record_.instruction, pcBefore);
     if (slots.size() < 64 && bitmap >> slots.size())
       return slots.empty() ? "memory slots without a memory operand model that predicts them"
                            : "memory slot the model does not predict";

@@ -82,8 +82,8 @@ protected:
   void remember(History &entry, bool inPlace, uint64_t pcBefore, uint64_t nextPc,
                 std::span<const uint8_t> instruction, bool instructionKnown);
   // The model's slots for an instruction, from the registers before it (before_), or none when
-  // it cannot predict them.
-  std::vector<MemorySlot> modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
+  // it cannot predict them; valid until the next call.
+  const MemorySlots &modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
 
   StreamHeader header_;
   unsigned slots_;
@@ -99,7 +99,8 @@ protected:
   uint64_t lastEscape_ = 0;
   std::vector<History> history_;
   uint32_t generation_ = 1;
-  Changes changes_; // the current record's, for remember()
+  Changes changes_;       // the current record's, for remember()
+  MemorySlots predicted_; // modelSlots()'s answer
 };
 
 class RecordEncoder : public CoderState {

@@ -82,26 +82,25 @@ std::optional<InstructionInfo> InstructionDecoder::decode(std::span<const uint8_
   return info ? std::optional<InstructionInfo>(*info) : std::nullopt;
 }
 
-std::optional<std::vector<MemorySlot>> InstructionDecoder::slots(std::span<const uint8_t> bytes,
-                                                                 uint64_t pc,
-                                                                 std::span<const uint64_t> regs) {
+bool InstructionDecoder::predict(std::span<const uint8_t> bytes, uint64_t pc,
+                                 std::span<const uint64_t> regs, MemorySlots &out) {
+  out.clear();
   const InstructionInfo *info = lookup(bytes, pc);
   if (!info)
-    return std::nullopt;
-  std::vector<MemorySlot> out;
+    return false;
   if (info->repeated && repeated_ == RepeatedStrings::OneIterationPerStep) {
     uint64_t count = regs.size() > kCountRegister ? regs[kCountRegister] : 0;
     if (!info->memory.empty() && info->memory.front().address32)
       count = static_cast<uint32_t>(count);
     if (count == 0)
-      return out;
+      return true;
   } else if (info->unusual) {
-    return std::nullopt;
+    return false;
   }
-  out.reserve(info->memory.size());
   for (const MemoryOperand &op : info->memory)
-    out.push_back({effectiveAddress(op, *info, regs), op.size, op.read, op.write});
-  return out;
+    if (!out.add({effectiveAddress(op, *info, regs), op.size, op.read, op.write}))
+      return false;
+  return true;
 }
 
 } // namespace strobe

@@ -113,11 +113,11 @@ public:
   // with a valid instruction.
   std::optional<InstructionInfo> decode(std::span<const uint8_t> bytes, uint64_t pc);
 
-  // MemoryOperandModel: decode(bytes, pc), then effectiveAddress of every operand; nullopt for
+  // MemoryOperandModel: decode(bytes, pc), then effectiveAddress of every operand; false for
   // undecodable or unusual instructions (rep string instructions: see RepeatedStrings). AArch64
   // ldp/stp give one slot covering both registers.
-  std::optional<std::vector<MemorySlot>> slots(std::span<const uint8_t> bytes, uint64_t pc,
-                                               std::span<const uint64_t> regs) override;
+  bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
+               MemorySlots &out) override;
 
 private:
   static constexpr size_t kCacheEntries = 4096;

@@ -13,15 +13,15 @@ namespace {
 // Deterministic and cheap, like the real model: up to 3 slots at register + offset.
 class FuzzModel : public MemoryOperandModel {
 public:
-  std::optional<std::vector<MemorySlot>> slots(std::span<const uint8_t> bytes, uint64_t pc,
-                                               std::span<const uint64_t> regs) override {
+  bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
+               MemorySlots &out) override {
+    out.clear();
     if (bytes.empty() || bytes[0] == 0xee)
-      return std::nullopt;
-    std::vector<MemorySlot> out;
+      return false;
     for (unsigned k = 0; k < (bytes[0] & 3u); ++k)
-      out.push_back(
+      out.add(
           {regs[(bytes[0] >> 2) % regs.size()] + pc % 8 + 8 * k, 1u << (k + 1), k != 1, k != 0});
-    return out;
+    return true;
   }
 };
 

@@ -22,18 +22,18 @@ class FakeModel : public MemoryOperandModel {
 public:
   explicit FakeModel(unsigned mainCount) : mainCount_(mainCount) {}
 
-  std::optional<std::vector<MemorySlot>> slots(std::span<const uint8_t> bytes, uint64_t pc,
-                                               std::span<const uint64_t> regs) override {
+  bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
+               MemorySlots &out) override {
+    out.clear();
     if (bytes.empty() || bytes[0] == 0xee)
-      return std::nullopt;
+      return false;
     static constexpr uint32_t kSizes[] = {1, 2, 4, 8, 16, 10};
-    std::vector<MemorySlot> out;
     for (unsigned k = 0; k < (bytes[0] & 3u); ++k) {
       const unsigned base = ((bytes.size() > 1 ? bytes[1] : 0) + k) % mainCount_;
-      out.push_back(
+      out.add(
           {regs[base] + 8 * k + pc % 7, kSizes[((bytes[0] >> 2) + k) % 6], k % 3 != 1, k % 3 != 0});
     }
-    return out;
+    return true;
   }
 
 private:
@@ -417,6 +417,18 @@ TEST(DiffCodec, MemoryWithoutAModelUsesEscapes) {
   const DecodedStream decoded = decodeStream(encodeAll(layout, {}, nullptr, records));
   EXPECT_TRUE(decoded.report.clean());
   expectSameRecords(records, decoded.records);
+}
+
+// A model's answer has room for kMaxModelSlots; one more makes the instruction unpredictable.
+TEST(DiffCodec, ModelSlotsHoldUpToTheLimit) {
+  MemorySlots slots;
+  for (unsigned k = 0; k < kMaxModelSlots; ++k)
+    EXPECT_TRUE(slots.add({0x1000 + k, 1, true, false})) << k;
+  EXPECT_FALSE(slots.add({0x2000, 1, true, false}));
+  ASSERT_EQ(slots.size(), kMaxModelSlots);
+  EXPECT_EQ(slots[kMaxModelSlots - 1].address, 0x1000 + kMaxModelSlots - 1);
+  slots.clear();
+  EXPECT_TRUE(slots.empty());
 }
 
 TEST(DiffCodec, SlotsWithoutTheModelAreReportedAsDamage) {
