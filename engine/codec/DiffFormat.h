@@ -163,6 +163,9 @@ struct SlotMask {
       [[unlikely]] f(64 + static_cast<unsigned>(std::countr_zero(bits)));
   }
   friend bool operator==(const SlotMask &, const SlotMask &) = default;
+  friend SlotMask operator|(const SlotMask &a, const SlotMask &b) {
+    return {{a.words[0] | b.words[0], a.words[1] | b.words[1]}};
+  }
 };
 
 // 128-bit numbers as LEB128, for bitmaps that may exceed 64 bits.

@@ -3,6 +3,7 @@
 #include "codec/Varint.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <iterator>
 #include <optional>
@@ -38,6 +39,12 @@ template <typename Op> [[gnu::always_inline]] inline bool shortChunks(size_t n, 
   });
 }
 
+// Memory values are packed into and copied out of slot words with memcpy (byte by byte had cost
+// 7 % of encoding a trace with memory), which reads them as little-endian words only on a
+// little-endian host: x86-64 and AArch64 Linux, where strobe runs.
+static_assert(std::endian::native == std::endian::little,
+              "memory values need byte swaps on a big-endian host");
+
 // A value of 1..16 bytes as two little-endian words and the masks of their valid bytes.
 struct Packed {
   uint64_t low = 0, high = 0, lowMask = 0, highMask = 0;
@@ -45,10 +52,15 @@ struct Packed {
 
 Packed pack(std::span<const uint8_t> value) {
   Packed p;
-  for (size_t k = 0; k < value.size(); ++k) {
-    const unsigned shift = static_cast<unsigned>(8 * (k % 8));
-    (k < 8 ? p.low : p.high) |= uint64_t{value[k]} << shift;
-    (k < 8 ? p.lowMask : p.highMask) |= uint64_t{0xff} << shift;
+  const size_t n = value.size();
+  if (n >= 8) {
+    std::memcpy(&p.low, value.data(), 8);
+    p.lowMask = ~uint64_t{0};
+    std::memcpy(&p.high, value.data() + 8, n - 8);
+    p.highMask = n == 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
+  } else {
+    std::memcpy(&p.low, value.data(), n);
+    p.lowMask = (uint64_t{1} << (8 * n)) - 1;
   }
   return p;
 }
@@ -71,6 +83,18 @@ std::optional<unsigned> findInSlots(const Packed &p, unsigned span,
     if ((slots[r] & p.lowMask) == p.low && (slots[r + 1] & p.highMask) == p.high)
       return r;
   return std::nullopt;
+}
+
+// Like findInSlots, trying only the starting slots in `starts`.
+std::optional<unsigned> findInSlotsAt(const Packed &p, unsigned span,
+                                      std::span<const uint64_t> slots, const SlotMask &starts) {
+  std::optional<unsigned> found;
+  starts.forEach([&](unsigned r) {
+    if (!found && r + span <= slots.size() && (slots[r] & p.lowMask) == p.low &&
+        (span == 1 || (slots[r + 1] & p.highMask) == p.high))
+      found = r;
+  });
+  return found;
 }
 
 // The members at or above `by` (< 64), each moved down by `by`.
@@ -222,7 +246,7 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   out = std::copy(record.instruction.begin(), record.instruction.end(), out);
   out = writeVarint(record.memory.size(), out);
   for (const MemoryAccess &access : record.memory)
-    out = encodeEscape(access, true, out);
+    out = encodeEscape(access, {}, out);
   return out;
 }
 
@@ -344,14 +368,17 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
                                (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
   state_[pc_] = pc;
 
-  if (withMemory)
-    out = encodeMemory(record, pcBefore, out);
+  if (withMemory) {
+    changed.set(pc_);
+    out = encodeMemory(record, pcBefore, changed, out);
+  }
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefore, uint8_t *out) {
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefore,
+                                     const SlotMask &changed, uint8_t *out) {
   const MemorySlots &slots = modelSlots(record.instruction, pcBefore);
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
@@ -369,40 +396,47 @@ uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefor
   for (size_t i = 0; i < matched; ++i) {
     const MemoryAccess &a = record.memory[i];
     if (a.read)
-      out = encodeValue(a.readValue, false, out);
+      out = encodeValue(a.readValue, changed, out);
     if (a.write)
-      out = encodeValue(a.writtenValue, false, out);
+      out = encodeValue(a.writtenValue, changed, out);
   }
   if (escapes) {
     out = writeVarint(escapes, out);
     for (size_t i = matched; i < record.memory.size(); ++i)
-      out = encodeEscape(record.memory[i], false, out);
+      out = encodeEscape(record.memory[i], changed, out);
   }
   return out;
 }
 
-uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out) {
+uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, const SlotMask &changed,
+                                     uint8_t *out) {
   out = writeVarint(zigzag(static_cast<int64_t>(access.address - lastEscape_)), out);
   lastEscape_ = access.address;
   out = writeVarint(access.size, out);
   *out++ =
       static_cast<uint8_t>((access.read ? kAccessRead : 0) | (access.write ? kAccessWrite : 0));
   if (access.read)
-    out = encodeValue(access.readValue, keyframe, out);
+    out = encodeValue(access.readValue, changed, out);
   if (access.write)
-    out = encodeValue(access.writtenValue, keyframe, out);
+    out = encodeValue(access.writtenValue, changed, out);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out) {
+uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, const SlotMask &changed,
+                                    uint8_t *out) {
   if (value.size() <= kMaxSourceBytes) {
     const Packed packed = pack(value);
     const unsigned span = slotsSpanned(value.size());
     if (auto slot = findInSlots(packed, span, std::span(state_.data(), slots_)))
       return writeVarint(1 + *slot, out);
-    if (!keyframe)
-      if (auto slot = findInSlots(packed, span, std::span(before_.data(), slots_)))
-        return writeVarint(1 + slots_ + *slot, out);
+    // Where the value is not among this record's slots, it can only be among prev's in a run of
+    // slots that changed: elsewhere prev's slots are this record's. A value loaded for
+    // arithmetic is in neither, and was searched for twice over all slots.
+    SlotMask starts = changed;
+    if (span == 2)
+      starts = starts | shiftedDown(changed, 1);
+    if (auto slot = findInSlotsAt(packed, span, std::span(before_.data(), slots_), starts))
+      return writeVarint(1 + slots_ + *slot, out);
   }
   *out++ = 0;
   return std::copy(value.begin(), value.end(), out);
@@ -685,8 +719,7 @@ bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, boo
   if (size > kMaxSourceBytes || slot + slotsSpanned(size) > slots_)
     return false;
   value.resize(size);
-  for (uint32_t k = 0; k < size; ++k)
-    value[k] = static_cast<uint8_t>(source[slot + k / 8] >> (8 * (k % 8)));
+  std::memcpy(value.data(), source.data() + slot, size);
   return true;
 }
 

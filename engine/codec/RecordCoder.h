@@ -141,10 +141,12 @@ private:
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
   // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
   // vector and calls had cost every record stack room and spills.
+  // `changed`: the slots (pc included) in which the record differs from prev; none in a
+  // keyframe, which has no prev.
   [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint64_t pcBefore,
-                                          uint8_t *out);
-  uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
-  uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
+                                          const SlotMask &changed, uint8_t *out);
+  uint8_t *encodeEscape(const MemoryAccess &access, const SlotMask &changed, uint8_t *out);
+  uint8_t *encodeValue(std::span<const uint8_t> value, const SlotMask &changed, uint8_t *out);
 
   ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu(); // looked up once, not per record
 };
