@@ -5,7 +5,7 @@
 
 Records single-step traces of the step-loop fixtures with bench/step_trace (ptrace, x86-64) with and
 without memory operands, and sample streams (1000 Hz stops of the demo and of a fixture), then runs
-bench/codec_size on them. Prints Markdown (bench/RESULTS-codec.md holds a run)."""
+bench/codec_size on them. Prints Markdown; bench/RESULTS.md, "Diff-record codec", records runs."""
 import argparse
 import os
 import subprocess
