@@ -140,9 +140,8 @@ private:
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
   // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
-  // vector and calls had cost every record stack room and spills.
-  // `changed`: the slots (pc included) in which the record differs from prev; none in a
-  // keyframe, which has no prev.
+  // calls had cost every record stack room and spills. `changed`: the slots (pc included) in
+  // which the record differs from prev; none in a keyframe, which has no prev.
   [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint64_t pcBefore,
                                           const SlotMask &changed, uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, const SlotMask &changed, uint8_t *out);
