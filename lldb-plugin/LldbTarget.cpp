@@ -257,6 +257,8 @@ lldb::SBError LldbTarget::continueSampling(lldb::SBProcess &process, bool holdin
 
 LldbTarget::~LldbTarget() = default;
 
+bool LldbTarget::samplingInBackground() const { return background_ && !background_->finished(); }
+
 LldbTarget::CommandScope::CommandScope(LldbTarget &target, lldb::SBCommandReturnObject &result)
     : target_(target), lock_(target.sessionMutex_) {
   if (target_.background_ && target_.background_->finished())

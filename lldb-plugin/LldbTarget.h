@@ -102,6 +102,8 @@ public:
   std::string stopStatus();
   lldb::SBDebugger &debugger() { return debugger_; }
   Session *armedSession() const { return armedSession_; }
+  // `strobe start` is sampling (call under the session lock).
+  bool samplingInBackground() const;
 
   // Finishes what an ended capture left to do, once the engine is done with it and its timer can
   // send no more signals: the sample signal goes back to the user's handling, and a process that

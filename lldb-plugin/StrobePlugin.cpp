@@ -7,6 +7,9 @@
 #include <lldb/API/SBCommandReturnObject.h>
 #include <lldb/API/SBDebugger.h>
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +42,12 @@ struct Instance {
 
 class Registry {
 public:
+  // The debugger's strobe, if it has one yet.
+  Instance *existing(lldb::user_id_t debuggerId) {
+    std::lock_guard lock(mutex_);
+    auto it = instances_.find(debuggerId);
+    return it == instances_.end() ? nullptr : it->second.get();
+  }
   Instance &instanceFor(lldb::SBDebugger debugger) {
     std::lock_guard lock(mutex_);
     std::unique_ptr<Instance> &slot = instances_[debugger.GetID()];
@@ -97,6 +106,34 @@ std::string joinArguments(char **arguments) {
   return line;
 }
 
+// LLDB's commands that end the process or LLDB's hold on it take the target's API lock, then wait
+// for the process's run lock. The background thread of `strobe start` holds that run lock in each
+// SB call it makes at a sample stop, and such a call waits for the API lock: both would wait for
+// ever. So these commands first end the capture as `strobe stop` does, which keeps it; the process
+// then runs on as LLDB's alone and the command goes ahead (the callback returns false).
+constexpr const char *kCommandsThatEndSampling[] = {"process detach", "process kill",
+                                                    "process launch"};
+
+bool endSamplingFirst(void *debuggerId, const char **argv) {
+  Instance *instance = registry().existing(reinterpret_cast<uintptr_t>(debuggerId));
+  if (!instance)
+    return false;
+  // argv: the command's words ("process", "detach"), then its arguments.
+  const std::string command =
+      argv[1] ? fmt::format("{} {}", argv[0], argv[1]) : std::string(argv[0]);
+  lldb::SBCommandReturnObject result;
+  std::string out;
+  {
+    LldbTarget::CommandScope scope(instance->target, result);
+    if (!instance->target.samplingInBackground() ||
+        !instance->session->endCapture(fmt::format("'{}' was given", command), out))
+      return false;
+    out += scope.takeTrailer();
+  }
+  instance->target.print(out);
+  return false;
+}
+
 class StrobeCommand : public lldb::SBCommandPluginInterface {
 public:
   bool DoExecute(lldb::SBDebugger debugger, char **arguments,
@@ -140,5 +177,9 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
       "strobe", new strobe::lldb_plugin::StrobeCommand,
       "Sampling tracer: where does the time go? 'strobe help' lists the subcommands.",
       "strobe SUBCOMMAND [OPTIONS]", "");
+  for (const char *name : strobe::lldb_plugin::kCommandsThatEndSampling)
+    interpreter.SetCommandOverrideCallback(
+        name, &strobe::lldb_plugin::endSamplingFirst,
+        reinterpret_cast<void *>(static_cast<uintptr_t>(debugger.GetID())));
   return command.IsValid();
 }

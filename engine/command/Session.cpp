@@ -586,6 +586,14 @@ bool Session::takeRoutineSample(const StopEvent &event) {
   }
 }
 
+bool Session::endCapture(const std::string &reason, std::string &out) {
+  if (!impl_->live)
+    return false;
+  impl_->finish(reason);
+  out += impl_->endMessage + "\n";
+  return true;
+}
+
 Verdict Session::onStop(const StopEvent &event) {
   // Called from inside the debugger's stop handling: nothing may escape into it.
   try {

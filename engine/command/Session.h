@@ -34,6 +34,10 @@ public:
   // same thread rules as onStop().
   bool takeRoutineSample(const StopEvent &event);
 
+  // Ends a running capture, which is kept, as `strobe stop` does, giving `reason` (for a
+  // front-end that must end it before one of the debugger's own commands); false when none runs.
+  bool endCapture(const std::string &reason, std::string &out);
+
   // The signal strobe stops the inferior with: a real-time signal programs rarely use, except
   // under an emulator (see the definition).
   static int sampleSignal(bool emulated = false);

@@ -108,6 +108,23 @@ class LldbStops(unittest.TestCase):
         self.assertIn("stop reason = signal SIGSEGV", out, "the user's continue goes on as usual")
         self.assertNotIn(f"signal {SAMPLE_SIGNAL}", out)
 
+    def test_detach_or_kill_during_background_sampling_ends_it_first(self):
+        # Both had hung: LLDB's command waited for the process's run lock, held by strobe's
+        # thread in an SB call that waited for the command's API lock.
+        for command, after in (("process detach", r"Process \d+ detached"),
+                               ("process kill", r"Process \d+ exited with status = 9")):
+            with self.subTest(command=command):
+                rc, out = harness.lldb(
+                    ["b main", "run", "strobe start --frequency 1000 --overhead 100",
+                     "script import time; time.sleep(1)", command, "strobe profile"],
+                    harness.fixture("demo"), ["3"], timeout=60)
+                self.assertEqual(rc, 0, out)
+                reason, samples = harness.ended(out)
+                self.assertEqual(reason, f"'{command}' was given", out)
+                self.assertGreater(samples, SAMPLING_RAN, out)
+                self.assertRegex(out, after, out)
+                self.assertIn("compute_sixty", harness.function_percentages(out), out)
+
     def test_the_users_continue_samples_after_start_no_resume(self):
         rc, out = harness.lldb(
             ["b main", "run", "process handle SIGRTMAX-1",
