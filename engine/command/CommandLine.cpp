@@ -27,6 +27,19 @@ double ParsedCommand::number(const std::string &name, double fallback, double mi
   return value;
 }
 
+uint64_t ParsedCommand::whole(const std::string &name, uint64_t fallback, uint64_t min,
+                              uint64_t max) const {
+  if (!has(name))
+    return fallback;
+  const double value = number(name, 0, -HUGE_VAL, HUGE_VAL);
+  if (value != std::floor(value))
+    throw UsageError(fmt::format("--{} expects a whole number, not '{}'", name, get(name)));
+  // Compared as doubles: a value past 2^64 must not wrap into the range.
+  if (value < static_cast<double>(min) || value > static_cast<double>(max))
+    throw UsageError(fmt::format("--{} must be between {} and {}", name, min, max));
+  return static_cast<uint64_t>(value);
+}
+
 std::optional<uint64_t> ParsedCommand::duration(const std::string &name) const {
   auto it = values.find(name);
   if (it == values.end())
@@ -39,6 +52,7 @@ std::optional<uint64_t> ParsedCommand::duration(const std::string &name) const {
                  : unit == "ms"                 ? 1e6
                  : unit == "us"                 ? 1e3
                  : unit == "m" || unit == "min" ? 60e9
+                 : unit == "h"                  ? 3600e9
                                                 : -1;
   if (ec != std::errc() || scale < 0 || !(value > 0) || !std::isfinite(value))
     throw UsageError(fmt::format(

@@ -40,6 +40,8 @@ struct ParsedCommand {
   bool has(const std::string &name) const { return values.count(name) != 0; }
   std::string get(const std::string &name, std::string fallback = {}) const;
   double number(const std::string &name, double fallback, double min, double max) const;
+  // Like number(), for a count or an id: 1.5 is refused rather than cut to 1.
+  uint64_t whole(const std::string &name, uint64_t fallback, uint64_t min, uint64_t max) const;
   // "2s", "500ms", "1.5" (seconds), "1m" -> nanoseconds
   std::optional<uint64_t> duration(const std::string &name) const;
 };

@@ -188,7 +188,7 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
                                          .blocking = true});
   std::optional<uint64_t> iterationsWanted;
   if (cmd.has("iterations"))
-    iterationsWanted = static_cast<uint64_t>(cmd.number("iterations", 0, 1, 1e9));
+    iterationsWanted = cmd.whole("iterations", 0, 1, 1000000000);
 
   if (automatic) {
     // A short pass with the marker tells how long an iteration runs. Short iterations (see

@@ -56,7 +56,7 @@ void Session::Impl::memory(const ParsedCommand &cmd, std::string &out) {
       throw Failure("the process is running; interrupt it first, then 'strobe mem start'");
     AllocTrackerOptions options;
     options.mmap = cmd.has("mmap");
-    options.stackDepth = static_cast<unsigned>(cmd.number("stack", 16, 1, 256));
+    options.stackDepth = static_cast<unsigned>(cmd.whole("stack", 16, 1, 256));
     options.functions = commaList(cmd.get("functions"));
     transparent = commaList(cmd.get("transparent"));
     Capture &c = captureForEvents(t);
@@ -113,7 +113,7 @@ void Session::Impl::memory(const ParsedCommand &cmd, std::string &out) {
   if (name == "mem leaks") {
     LeakOptions options;
     options.analysis = memoryAnalysis(cmd);
-    options.top = static_cast<size_t>(cmd.number("top", 10, 1, 1e6));
+    options.top = cmd.whole("top", 10, 1, 1000000);
     options.json = cmd.has("json");
     out += renderLeaks(captureWithHeapEvents(), options);
     return;

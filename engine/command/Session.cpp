@@ -152,11 +152,11 @@ Capture &Session::Impl::captureForEvents(Target &t) {
 SamplingPlan Session::Impl::samplingPlan(const ParsedCommand &cmd, SamplingPlan plan) const {
   plan.hz = cmd.number("frequency", plan.hz, 1, 10000);
   plan.maxSlowdown = cmd.number("overhead", 100 * plan.maxSlowdown, 1, 1000) / 100;
-  plan.depth = static_cast<unsigned>(cmd.number("stack", plan.depth, 1, 64));
+  plan.depth = static_cast<unsigned>(cmd.whole("stack", plan.depth, 1, 64));
   if (std::optional<uint64_t> duration = cmd.duration("duration"))
     plan.duration = duration;
   if (cmd.has("samples"))
-    plan.sampleLimit = static_cast<uint64_t>(cmd.number("samples", 0, 1, 1e9));
+    plan.sampleLimit = cmd.whole("samples", 0, 1, 1000000000);
   if (cmd.has("output"))
     plan.output = cmd.get("output");
   return plan;
@@ -452,7 +452,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     DumpOptions options;
     options.format = cmd.has("tenet") ? DumpFormat::Tenet : DumpFormat::Text;
     if (cmd.has("thread"))
-      options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
+      options.tid = cmd.whole("thread", 0, 0, 1000000000000);
     std::string records;
     if (!cmd.positionals.empty()) {
       LoadedTrace loaded = loadCapture(cmd.positionals[0]);
@@ -500,8 +500,8 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
       throw UsageError("--callers lists the callers of functions; it goes with --by function");
     options.onCpuOnly = cmd.has("cpu");
     if (cmd.has("thread"))
-      options.tid = static_cast<uint64_t>(cmd.number("thread", 0, 0, 1e12));
-    options.top = static_cast<size_t>(cmd.number("top", 25, 1, 1e6));
+      options.tid = cmd.whole("thread", 0, 0, 1000000000000);
+    options.top = cmd.whole("top", 25, 1, 1000000);
     profileFormat(cmd, options);
     const Capture &reported = captureForReport();
     const std::string report = renderProfile(reported, profile, options);

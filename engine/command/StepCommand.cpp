@@ -24,7 +24,7 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   StepRequest request;
   request.tid = t.currentThread();
   request.memory = cmd.has("memory");
-  request.count = static_cast<uint64_t>(cmd.number("count", 1000, 1, 1e9));
+  request.count = cmd.whole("count", 1000, 1, 1000000000);
   if (cmd.has("until")) {
     std::vector<uint64_t> addresses = t.resolve(cmd.get("until"));
     if (addresses.empty())

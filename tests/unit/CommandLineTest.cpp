@@ -76,6 +76,28 @@ TEST(ParseCommand, NumbersAreValidated) {
   EXPECT_DOUBLE_EQ(parse("record").number("frequency", 199, 1, 10000), 199);
 }
 
+TEST(ParseCommand, CountsAreWholeNumbers) {
+  auto wholeError = [](const char *line) {
+    try {
+      parse(line).whole("samples", 0, 1, 1000000000);
+    } catch (const UsageError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(parse("record --samples 300").whole("samples", 0, 1, 1000000000), 300u);
+  EXPECT_EQ(parse("record --samples 1e3").whole("samples", 0, 1, 1000000000), 1000u);
+  EXPECT_EQ(parse("record").whole("samples", 7, 1, 1000000000), 7u);
+  EXPECT_EQ(wholeError("record --samples 2.9"), "--samples expects a whole number, not '2.9'");
+  EXPECT_EQ(wholeError("record --samples 0"), "--samples must be between 1 and 1000000000");
+  EXPECT_EQ(wholeError("record --samples 1e30"), "--samples must be between 1 and 1000000000");
+  EXPECT_EQ(wholeError("record --samples x"), "--samples expects a number, not 'x'");
+}
+
+TEST(ParseCommand, DurationsTakeHours) {
+  EXPECT_EQ(parse("record -d 1h").duration("duration"), 3'600'000'000'000u);
+}
+
 TEST(ParseCommand, DoubleDashEndsOptions) {
   ParsedCommand cmd = parse("save -- --odd-name");
   ASSERT_EQ(cmd.positionals.size(), 1u);
