@@ -361,23 +361,25 @@ void TraceWriter::close() {
     impl_->fail(syncError);
 }
 
+// Written beside its place and renamed into it, so that a failed save leaves an existing file
+// alone. Errors name the file the user gave, then what failed.
 void saveCapture(const std::string &path, const Capture &capture) {
   const std::string temporary = path + ".tmp";
-  auto writer = std::make_unique<TraceWriter>(temporary); // throws before creating anything
+  std::unique_ptr<TraceWriter> writer;
   try {
+    writer = std::make_unique<TraceWriter>(temporary);
     writer->writeHeader(capture.header);
     writer->writeSamples(capture.samples);
     writer->writeEnd(capture);
     writer->close();
-  } catch (...) {
-    writer.reset();
-    ::unlink(temporary.c_str());
-    throw;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    throw TraceError("cannot save " + path + ": " + std::strerror(error));
+    if (std::rename(temporary.c_str(), path.c_str()) != 0)
+      throw TraceError(std::strerror(errno));
+  } catch (const std::exception &e) {
+    if (writer) { // else nothing was created
+      writer.reset();
+      ::unlink(temporary.c_str());
+    }
+    throw TraceError("cannot save " + path + ": " + e.what());
   }
 }
 

@@ -667,7 +667,8 @@ TEST_F(TraceFile, FailedSaveLeavesTheExistingFileAlone) {
     saveCapture(target, handBuiltCapture(Isa::X86_64));
     ADD_FAILURE();
   } catch (const TraceError &e) {
-    EXPECT_EQ(std::string(e.what()), "cannot create " + target + ".tmp: Is a directory");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot save " + target + ": cannot create " + target + ".tmp: Is a directory");
   }
   EXPECT_EQ(readFile(target), "precious");
 }
@@ -682,7 +683,8 @@ TEST_F(TraceFile, SaveIntoAnUnwritableDirectoryFails) {
     saveCapture(target, handBuiltCapture(Isa::X86_64));
     ADD_FAILURE();
   } catch (const TraceError &e) {
-    EXPECT_EQ(std::string(e.what()), "cannot create " + target + ".tmp: Permission denied");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot save " + target + ": cannot create " + target + ".tmp: Permission denied");
   }
   EXPECT_EQ(readFile(target), "precious");
 }
@@ -703,6 +705,16 @@ TEST(TraceWriter, ReportsAFullDisk) {
     ADD_FAILURE();
   } catch (const TraceError &e) {
     EXPECT_EQ(std::string(e.what()), "cannot write /dev/full: No space left on device");
+  }
+}
+
+TEST(TraceWriter, SaveNamesTheFileTheUserGaveFirst) {
+  try {
+    saveCapture("/nonexistent-dir/x.strobe", Capture{});
+    ADD_FAILURE();
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()), "cannot save /nonexistent-dir/x.strobe: cannot create "
+                                     "/nonexistent-dir/x.strobe.tmp: No such file or directory");
   }
 }
 
