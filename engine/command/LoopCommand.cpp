@@ -225,6 +225,10 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     std::optional<ProbeEstimate> estimate = estimateIteration(hits);
     if (estimate && hits.size() > 2 && !markerPays(*estimate, pacedPeriodNs, plan.maxSlowdown))
       info.split = LoopSplit::PerSample;
+    // Its few samples only timed the loop: the capture proper replaces them without a word
+    // (unless they joined heap tracking's capture, as the capture proper will).
+    if (!(tracker && tracker->active()))
+      capture.reset();
   }
   arm(plan);
   Capture &c = *capture;

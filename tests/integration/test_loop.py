@@ -206,6 +206,10 @@ class LoopScenarios(harness.MarkedScenarios):
             self.assertIn("no code at 'no_such_function'", self.error_of(s["no code"], out))
             self.assertIn("--split must be auto, marker, expr:",
                           self.error_of(s["bad split"], out))
+        with self.subTest("a capture replaced unsaved is said once, the timing probe's never"):
+            for section in ("hottest", "funcm"):
+                self.assertEqual(s[section].count("was not saved and is replaced"), 1,
+                                 s[section])
         with self.subTest("bad input: a line of straight code in main is in no loop"):
             self.assertIn("is not inside a loop", self.error_of(s["straight"], out))
 
