@@ -442,10 +442,8 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     return true;
   }
   if (name == "stop") {
-    if (!live)
+    if (!session->endCapture("'strobe stop' was given", out))
       throw Failure("sampling is not running");
-    finish("'strobe stop' was given");
-    out += endMessage + "\n";
     return true;
   }
   if (name == "dump") {
