@@ -19,6 +19,10 @@ public:
   Handle(HiddenBreakpoints &table, lldb::SBTarget target, lldb::break_id_t id)
       : table_(table), target_(target), id_(id) {}
   ~Handle() override { table_.remove(target_, id_); }
+  bool present() const override {
+    lldb::SBTarget target = target_; // SBTarget's lookups are not const
+    return target.FindBreakpointByID(id_).IsValid();
+  }
   Handle(const Handle &) = delete;
   Handle &operator=(const Handle &) = delete;
 

@@ -809,6 +809,7 @@ bool LldbTarget::onContinueCommand(void *self, const char **) {
   if (!lock.owns_lock() || !target.armedSession_ || target.background_ ||
       process.GetState() != lldb::eStateStopped)
     return false; // LLDB's own `continue`, with what it says about the state
+  target.armedSession_->beforeUserResume();
   target.print("Process " + std::to_string(process.GetProcessID()) + " resuming\n");
   if (target.debugger_.GetAsync())
     target.resumeInBackground();

@@ -126,8 +126,7 @@ void AllocTracker::plant() {
       sites_[address].isFirstArgumentExit = true;
   }
   for (auto &[address, site] : sites_) {
-    uint64_t at = address;
-    site.breakpoint = target_.insertBreakpoint(at, [this, at](uint64_t tid) { onHit(at, tid); });
+    site.breakpoint = plantAt(address);
     if (!site.breakpoint)
       ++stats_.failedBreakpoints;
     else if (site.entryOf)
@@ -135,6 +134,32 @@ void AllocTracker::plant() {
     else
       ++stats_.exitBreakpoints;
   }
+}
+
+std::unique_ptr<Breakpoint> AllocTracker::plantAt(uint64_t address) {
+  return target_.insertBreakpoint(address, [this, address](uint64_t tid) { onHit(address, tid); });
+}
+
+size_t AllocTracker::deletedBreakpoints() const {
+  return static_cast<size_t>(std::ranges::count_if(sites_, [](const auto &entry) {
+    return entry.second.breakpoint && !entry.second.breakpoint->present();
+  }));
+}
+
+size_t AllocTracker::replantDeleted() {
+  size_t planted = 0;
+  for (auto &[address, site] : sites_) {
+    if (!site.breakpoint || site.breakpoint->present())
+      continue;
+    site.breakpoint.reset(); // what is left of it goes before its successor takes the address
+    site.breakpoint = plantAt(address);
+    if (site.breakpoint)
+      ++planted;
+    else
+      ++stats_.failedBreakpoints;
+  }
+  stats_.replanted += planted;
+  return planted;
 }
 
 void AllocTracker::stop() {

@@ -48,6 +48,7 @@ struct AllocTrackerStats {
   uint64_t abandonedCalls = 0;  // calls left without their exit being seen (longjmp, exception)
   uint64_t splitCalls = 0;      // reallocs whose old block another thread got before they returned
   uint64_t unreadable = 0;      // hits whose thread could not be read
+  uint64_t replanted = 0;       // breakpoints planted again after a debugger command deleted them
 };
 
 class AllocTracker {
@@ -65,6 +66,11 @@ public:
   // Removes the breakpoints; calls still pending are abandoned. Events are kept.
   void stop();
   bool active() const { return !sites_.empty(); }
+  // How many of its breakpoints a debugger command has deleted (see Breakpoint::present).
+  size_t deletedBreakpoints() const;
+  // Plants those again, for a user who deleted every breakpoint and went on; how many it planted.
+  // The inferior must be stopped.
+  size_t replantDeleted();
 
   const AllocTrackerStats &stats() const { return stats_; }
   const AllocTrackerOptions &options() const { return options_; }
@@ -111,6 +117,7 @@ private:
 
   void plan(const HookSpec &spec, bool mmapHooked, ExitScanner &scanner);
   void plant();
+  std::unique_ptr<Breakpoint> plantAt(uint64_t address);
   void onHit(uint64_t address, uint64_t tid);
   void onEntry(const Hook &hook, uint64_t tid);
   void onExit(uint64_t tid, bool firstArgument);

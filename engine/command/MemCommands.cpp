@@ -132,8 +132,23 @@ void Session::Impl::endHeapTracking() {
   stopWatch.reset();
 }
 
+std::string Session::Impl::replantHeapHooks() {
+  if (!tracker || !tracker->active() || !target || !target->hasProcess() || target->isRunning())
+    return {};
+  const size_t planted = tracker->replantDeleted();
+  if (planted == 0)
+    return {};
+  return fmt::format("strobe: a debugger command deleted {} of strobe's heap breakpoints; planted "
+                     "again (a heap call made while they were gone is not counted)\n",
+                     planted);
+}
+
 std::string Session::Impl::heapTablesAtEnd(const std::string &why) {
   std::string text = fmt::format("strobe: {}; the heap as strobe saw it:\n", why);
+  if (size_t deleted = tracker ? tracker->deletedBreakpoints() : 0)
+    text += fmt::format("warning: a debugger command deleted {} of strobe's heap breakpoints; the "
+                        "heap calls made after that are missing from these tables\n",
+                        deleted);
   try {
     MemoryTableOptions table;
     text += renderMemoryTable(*capture, table);

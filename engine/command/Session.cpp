@@ -408,6 +408,7 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
   const std::string &name = cmd.spec->name;
   if (!target && !worksOffline(name))
     throw Failure(fmt::format("'{}' needs a debugger session", name));
+  out += replantHeapHooks();
 
   if (name == "help") {
     // Without a debugger (strobe-report) the index lists only what runs on a loaded file.
@@ -590,6 +591,15 @@ bool Session::endCapture(const std::string &reason, std::string &out) {
   impl_->finish(reason);
   out += impl_->endMessage + "\n";
   return true;
+}
+
+void Session::beforeUserResume() {
+  try {
+    if (std::string said = impl_->replantHeapHooks(); !said.empty())
+      impl_->target->print(said);
+  } catch (const std::exception &e) {
+    impl_->target->print(fmt::format("strobe: {}\n", e.what()));
+  }
 }
 
 Verdict Session::onStop(const StopEvent &event) {

@@ -34,6 +34,10 @@ public:
   // same thread rules as onStop().
   bool takeRoutineSample(const StopEvent &event);
 
+  // Called by a front-end whose user can delete strobe's breakpoints (LLDB) right before it
+  // resumes the process for the user, while armed: plants them again, and says so.
+  void beforeUserResume();
+
   // Ends a running capture, which is kept, as `strobe stop` does, giving `reason` (for a
   // front-end that must end it before one of the debugger's own commands); false when none runs.
   bool endCapture(const std::string &reason, std::string &out);

@@ -153,6 +153,9 @@ struct Session::Impl {
   void endHeapTracking();
   // What an exit or a crash prints while the heap is tracked: the table and the leaks.
   std::string heapTablesAtEnd(const std::string &why);
+  // Plants again the heap breakpoints a debugger command deleted, while the process is stopped;
+  // what to tell the user, or nothing.
+  std::string replantHeapHooks();
   void finish(const std::string &reason);
   Verdict onStop(const StopEvent &event);
   // Samples every thread at a sample stop and counts it; returns when it was done.

@@ -542,6 +542,9 @@ std::string renderMemoryStatus(const AllocTracker &tracker) {
   if (s.failedBreakpoints)
     out += fmt::format("; {} refused by the debugger", s.failedBreakpoints);
   out += ")\n";
+  if (s.replanted)
+    out += fmt::format("planted again: {} breakpoint{} a debugger command had deleted\n",
+                       s.replanted, s.replanted == 1 ? "" : "s");
   if (!s.unknown.empty())
     out += fmt::format("not allocation functions strobe hooks: {}\n", fmt::join(s.unknown, ", "));
   // A process without a C++ runtime has none of the twenty operator new / delete symbols: one

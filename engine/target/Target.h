@@ -84,6 +84,10 @@ class Session;
 class Breakpoint {
 public:
   virtual ~Breakpoint() = default;
+  // False once a debugger command has deleted it behind strobe's back: LLDB's `breakpoint delete`
+  // reaches even breakpoints whose name forbids deleting them. GDB's internal breakpoints are out
+  // of its user's reach, hence the default.
+  virtual bool present() const { return true; }
 };
 
 // Runs on the debugger's thread while the inferior is stopped at the breakpoint; `tid` is the

@@ -326,6 +326,21 @@ class MemScenarios(harness.MarkedScenarios):
 class LldbMem(MemScenarios, unittest.TestCase):
     debugger = Lldb
 
+    # LLDB deletes breakpoints by number even when their name forbids it; GDB's internal ones are
+    # out of its user's reach. Numbers 2-10: strobe's first nine, after the user's 1.
+    def test_hooks_a_user_deleted_are_planted_again_at_continue(self):
+        out, s = self.session(
+            [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start",
+             ("delete", "breakpoint delete 2-10"), ("continue", "continue"),
+             ("table", "strobe mem table --json")],
+            harness.fixture("memchurn"), ["300"])
+        self.assertIn("9 breakpoints deleted", s["delete"], out)
+        self.assertIn("strobe: a debugger command deleted 9 of strobe's heap breakpoints; "
+                      "planted again", s["continue"], out)
+        total, calls = self.json_of(s["table"], out)["total"], ledger(out)["by function"]
+        self.assertEqual((total["malloc"], total["free"]), (calls["malloc"], calls["free"]), out)
+        self.assert_totals_equal_ledger(self.json_of(s["table"], out), ledger(out), out)
+
 
 class GdbMem(MemScenarios, unittest.TestCase):
     debugger = Gdb

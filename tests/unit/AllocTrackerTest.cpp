@@ -394,6 +394,24 @@ TEST_F(AllocTrackerTest, StopRemovesEveryBreakpointAndKeepsTheEvents) {
   EXPECT_EQ(tracker->stats().abandonedCalls, 1u);
 }
 
+TEST_F(AllocTrackerTest, BreakpointsADebuggerCommandDeletedArePlantedAgain) {
+  start();
+  target.deleteBehindStrobe(FakeAllocTarget::kMalloc);
+  target.deleteBehindStrobe(0x10007); // one of malloc's rets
+  EXPECT_EQ(tracker->deletedBreakpoints(), 2u);
+  EXPECT_FALSE(target.hit(kT1, FakeAllocTarget::kMalloc, kSp));
+  EXPECT_EQ(tracker->replantDeleted(), 2u);
+  EXPECT_EQ(tracker->deletedBreakpoints(), 0u);
+  EXPECT_EQ(tracker->replantDeleted(), 0u) << "the others were never gone";
+  EXPECT_EQ(tracker->stats().replanted, 2u);
+  target.enter(kT1, FakeAllocTarget::kMalloc, kSp, {24});
+  target.leave(kT1, 0x10007, kSp, 0x5000);
+  ASSERT_EQ(events().size(), 1u);
+  EXPECT_EQ(events()[0].size, 24u);
+  tracker->stop();
+  EXPECT_TRUE(target.breakpoints.empty()) << "the planted-again ones are removed too";
+}
+
 TEST_F(AllocTrackerTest, RefusedBreakpointsAreCounted) {
   target.refused = {0x10802};
   start();

@@ -94,6 +94,9 @@ public:
   std::set<uint64_t> refused; // addresses where insertBreakpoint fails
   size_t removedBreakpoints = 0;
 
+  // A debugger command deletes the breakpoint at `address` (LLDB's `breakpoint delete`).
+  void deleteBehindStrobe(uint64_t address) { breakpoints.erase(address); }
+
   void write(uint64_t address, const std::vector<uint8_t> &bytes) {
     std::copy(bytes.begin(), bytes.end(), image.begin() + (address - kImageStart));
   }
@@ -172,6 +175,7 @@ private:
     FakeAllocTarget &target;
     uint64_t address;
     Planted(FakeAllocTarget &t, uint64_t a) : target(t), address(a) {}
+    bool present() const override { return target.breakpoints.count(address) != 0; }
     ~Planted() override {
       target.breakpoints.erase(address);
       ++target.removedBreakpoints;
