@@ -82,6 +82,7 @@ struct LiveCapture {
     if (output) {
       output->writeSamples(std::span(capture.samples).subspan(samplesWritten));
       samplesWritten = capture.samples.size();
+      output->writeNames(capture);
       output->flush();
     }
     lastSymbolizeNs = monotonicNs();

@@ -38,8 +38,11 @@ public:
   // no registers or the header ISA's full table (else std::invalid_argument).
   void writeSamples(std::span<const Sample> samples);
   void writeThreads(std::span<const ThreadInfo> threads);
-  // Writes the pending batches, then the capture's modules, symbols, code, instruction lines,
-  // threads and the End chunk. Nothing may be written after it.
+  // The capture's modules and symbols that no call wrote yet, so that a capture that never ends
+  // (its debugger killed) still names what it sampled. The capture must be the same each time.
+  void writeNames(const Capture &capture);
+  // Writes the pending batches, then the capture's modules and symbols (writeNames), code,
+  // instruction lines, threads and the End chunk. Nothing may be written after it.
   void writeEnd(const Capture &capture);
   // Writes every pending batch and hands the bytes to the kernel: a crash after this loses nothing.
   void flush();

@@ -131,6 +131,7 @@ private:
         applyThread(thread);
       return std::nullopt;
     case pb::Chunk::kModules:
+      // Each chunk adds modules the ones before it lacked (see TraceWriter::writeNames).
       for (const pb::Module &m : chunk.modules().modules())
         capture_.modules.push_back({m.path(), m.build_id(), m.start(), m.end(), m.bias()});
       return std::nullopt;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace strobe {
 namespace {
@@ -88,6 +89,8 @@ struct TraceWriter::Impl {
   bool headerWritten = false;
   bool ended = false;
   std::map<uint64_t, ThreadStream> streams;
+  size_t modulesWritten = 0; // the capture's first ones (see writeNames)
+  std::unordered_set<uint64_t> symbolsWritten;
 
   [[noreturn]] void fail(int error) const {
     throw TraceError("cannot write " + path + ": " + std::strerror(error));
@@ -248,24 +251,38 @@ void TraceWriter::writeThreads(std::span<const ThreadInfo> threads) {
   impl_->writeChunk(chunk);
 }
 
+void TraceWriter::writeNames(const Capture &capture) {
+  impl_->requireState("writeNames", true);
+  // Modules are only ever added to a capture, and symbols only for new pcs.
+  if (impl_->modulesWritten < capture.modules.size()) {
+    pb::Chunk modules;
+    for (size_t i = impl_->modulesWritten; i < capture.modules.size(); ++i) {
+      const ModuleInfo &info = capture.modules[i];
+      pb::Module &module = *modules.mutable_modules()->add_modules();
+      module.set_path(info.path);
+      module.set_build_id(info.buildId);
+      module.set_start(info.start);
+      module.set_end(info.end);
+      module.set_bias(info.bias);
+    }
+    impl_->writeChunk(modules);
+    impl_->modulesWritten = capture.modules.size();
+  }
+  std::map<uint64_t, SymbolInfo> added;
+  for (const auto &[pc, info] : capture.symbols)
+    if (impl_->symbolsWritten.insert(pc).second)
+      added.emplace(pc, info);
+  if (!added.empty()) {
+    pb::Chunk symbols;
+    fillSymbolTable(added, *symbols.mutable_symbols());
+    impl_->writeChunk(symbols);
+  }
+}
+
 void TraceWriter::writeEnd(const Capture &capture) {
   impl_->requireState("writeEnd", true);
   impl_->writePendingBatches();
-
-  pb::Chunk modules;
-  for (const ModuleInfo &info : capture.modules) {
-    pb::Module &module = *modules.mutable_modules()->add_modules();
-    module.set_path(info.path);
-    module.set_build_id(info.buildId);
-    module.set_start(info.start);
-    module.set_end(info.end);
-    module.set_bias(info.bias);
-  }
-  impl_->writeChunk(modules);
-
-  pb::Chunk symbols;
-  fillSymbolTable(capture.symbols, *symbols.mutable_symbols());
-  impl_->writeChunk(symbols);
+  writeNames(capture);
 
   pb::Chunk code;
   for (const auto &[start, bytes] : capture.code) {

@@ -492,10 +492,19 @@ class Terminal:
             self.output += data.decode(errors="replace").replace("\r\n", "\n")
         return True
 
+    def kill(self):
+        """The debugger dies at once, as when its window is closed (SIGKILL)."""
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        self.pid = None
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        if self.pid is None:  # killed: the inferior goes with its debugger (or its lldb-server)
+            os.close(self.fd)
+            return
         # Killed by its debugger, the inferior cannot outlive the test.
         for line in (self.debugger.kill, "quit"):
             self.type(line)

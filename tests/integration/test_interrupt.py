@@ -1,6 +1,8 @@
 """Ctrl-C typed at the terminal during a long `strobe` command, in both debuggers: the command
 ends at once and keeps what it took, the process stays stopped for the user, and the next
 `continue` runs it to its end (no breakpoint left behind, no interrupt left pending)."""
+import os
+import tempfile
 import unittest
 
 import harness
@@ -50,6 +52,22 @@ class InterruptScenarios:
         t.expect(rf"step trace of thread \d+: {steps + 1} records")
         t.command("continue")
         t.expect(self.exited)
+
+    # A capture streamed to a file is checkpointed every second: killing the debugger loses at
+    # most that second, and what is kept still names its functions offline.
+    def test_a_streamed_capture_outlives_its_killed_debugger(self):
+        t = self.terminal()
+        with tempfile.TemporaryDirectory() as scratch:
+            trace = os.path.join(scratch, "cut.strobe")
+            t.command(f"strobe record --duration 60s --frequency 500 --output {trace}")
+            t.pause(2.5)
+            t.kill()
+            rc, out = harness.run([harness.STROBE_REPORT, trace, "profile", "--by", "function"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("the capture did not finish", out)
+        shares = harness.function_percentages(out)
+        self.assertIn("compute_sixty", shares, out)
+        self.assertGreater(shares["compute_sixty"], 40, out)
 
 
 class GdbInterruptTest(InterruptScenarios, unittest.TestCase):

@@ -269,8 +269,8 @@ TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
     r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
   saveCapture(path("steps.strobe"), capture);
   const std::string file = readFile(path("steps.strobe"));
-  // header, modules, symbols, code, lines, 65536 + 4464 records, threads, end
-  EXPECT_EQ(chunkStarts(file).size() - 1, 9u);
+  // header, code, lines, 65536 + 4464 records, threads, end (no modules or symbols to write)
+  EXPECT_EQ(chunkStarts(file).size() - 1, 7u);
   const LoadedTrace loaded = loadCapture(path("steps.strobe"));
   EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
   expectSameCapture(capture, loaded.capture);
@@ -348,6 +348,38 @@ TEST_F(TraceFile, StreamingWriterRoundTrips) {
   Capture expected = capture;
   expected.threads = {{100, "main"}, {300, ""}, {200, "worker-1"}};
   expectSameCapture(expected, loaded.capture);
+}
+
+// The debugger killed during a streamed capture: the file holds what the last checkpoint wrote,
+// and its samples keep the names of the modules and symbols known then.
+TEST_F(TraceFile, AStreamCutAfterACheckpointStillNamesItsSamples) {
+  const Capture capture = handBuiltCapture(Isa::X86_64);
+  Capture soFar = capture; // what the capture had learned at the first checkpoint
+  soFar.modules.resize(1);
+  soFar.symbols.erase(soFar.symbols.find(0x401010), soFar.symbols.end());
+  std::string atCheckpoint;
+  {
+    TraceWriter writer(path("s.strobe"));
+    writer.writeHeader(capture.header);
+    writer.writeSamples(std::span(capture.samples).first(3));
+    writer.writeNames(soFar);
+    writer.flush();
+    atCheckpoint = readFile(path("s.strobe"));
+    writer.writeSamples(std::span(capture.samples).subspan(3));
+    writer.writeNames(capture);
+    writer.writeEnd(capture);
+    writer.close();
+  }
+  writeFile(path("cut.strobe"), atCheckpoint);
+  const LoadedTrace cut = loadCapture(path("cut.strobe"));
+  EXPECT_EQ(cut.capture.samples.size(), 3u);
+  expectSameList(soFar.modules, cut.capture.modules);
+  EXPECT_EQ(cut.capture.symbols.size(), 3u);
+  EXPECT_EQ(cut.capture.symbols.at(0x401004).function, "main");
+
+  const LoadedTrace whole = loadCapture(path("s.strobe"));
+  EXPECT_EQ(whole.warnings, std::vector<std::string>{});
+  expectSameCapture(capture, whole.capture); // nothing learned twice is held twice
 }
 
 TEST_F(TraceFile, TheEndCarriesThePeriodTheSamplesReached) {
