@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <signal.h>
+#include <unordered_set>
 
 namespace strobe {
 namespace {
@@ -67,8 +68,18 @@ std::string plural(uint64_t n, std::string_view word) {
 }
 
 std::string contents(const Capture &capture) {
+  // The threads sampled, named or not: a file cut short lacks the list of names at its end.
+  std::unordered_set<uint64_t> tids;
+  for (const ThreadInfo &thread : capture.threads)
+    tids.insert(thread.tid);
+  const Sample *previous = nullptr; // samples come in runs of one thread's
+  for (const Sample &sample : capture.samples) {
+    if (!previous || previous->tid != sample.tid)
+      tids.insert(sample.tid);
+    previous = &sample;
+  }
   std::string text = fmt::format("{} of {}", plural(capture.samples.size(), "sample"),
-                                 plural(capture.threads.size(), "thread"));
+                                 plural(tids.size(), "thread"));
   if (!capture.allocEvents.empty())
     text += ", " + plural(capture.allocEvents.size(), "heap event");
   if (!capture.stepTraces.empty())

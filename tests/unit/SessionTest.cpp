@@ -1,5 +1,7 @@
 #include "FakeTarget.h"
 
+#include "io/TraceFile.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -220,6 +222,26 @@ TEST_F(SessionTest, OfflineErrorsAndHelpNameWhatStrobeReportTakes) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("strobe-report FILE"), std::string::npos) << out;
+}
+
+// A file whose writer never reached the end (its debugger killed) has no list of thread names.
+TEST_F(SessionTest, AFileCutShortCountsTheThreadsItsSamplesCameFrom) {
+  std::string path = ::testing::TempDir() + "/session-cut-" + std::to_string(getpid()) + ".strobe";
+  {
+    TraceWriter writer(path);
+    writer.writeHeader({});
+    const std::vector<Sample> samples = {{10, 7, true, false, {0x401000}, {}},
+                                         {20, 8, true, false, {0x401000}, {}},
+                                         {30, 7, true, false, {0x401004}, {}}};
+    writer.writeSamples(samples);
+  }
+  Session reader(nullptr, "strobe-report");
+  std::string out;
+  ASSERT_TRUE(reader.execute("load " + path, out)) << out;
+  EXPECT_NE(out.find("strobe: loaded 3 samples of 2 threads from " + path + "\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("the capture did not finish"), std::string::npos) << out;
 }
 
 TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
