@@ -27,6 +27,8 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   request.count = cmd.whole("count", 1000, 1, 1000000000);
   if (cmd.has("until")) {
     std::vector<uint64_t> addresses = t.resolve(cmd.get("until"));
+    // An address with no code (a typo, *0) could only be reached by a crash: not a place to stop.
+    std::erase_if(addresses, [&t](uint64_t address) { return t.readMemory(address, 1).empty(); });
     if (addresses.empty())
       throw Failure(
           fmt::format("no code at '{}'; give a FUNCTION, FILE:LINE or *ADDRESS", cmd.get("until")));

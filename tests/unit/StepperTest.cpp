@@ -43,6 +43,10 @@ public:
       bytes.push_back(memory[addr + i]);
     return bytes;
   }
+  // Only `*ADDRESS`, as every front-end reads it.
+  std::vector<uint64_t> resolve(std::string_view location) override {
+    return {std::stoull(std::string(location.substr(1)), nullptr, 0)};
+  }
   StopEvent stepInstruction(uint64_t tid) override {
     if (interruptAtStep && stepsAsked++ == *interruptAtStep)
       throw Interrupted();
@@ -147,6 +151,18 @@ TEST(StepCommand, AThreadInsideASystemCallIsNamedBeforeTheWait) {
                                  "waits until it returns (Ctrl-C ends stepping)"),
             std::string::npos)
       << machine.printed;
+  EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
+}
+
+TEST(StepCommand, UntilAnAddressWithoutCodeIsRefused) {
+  LoopMachine machine;
+  Session session(&machine, "fake");
+  std::string out;
+  EXPECT_FALSE(session.execute("step --until *0", out));
+  EXPECT_EQ(out, "error: no code at '*0'; give a FUNCTION, FILE:LINE or *ADDRESS\n");
+  EXPECT_EQ(machine.regs[kRip], 0x1000u) << "not one step taken";
+  out.clear();
+  ASSERT_TRUE(session.execute("step --until *0x1007 --quiet", out)) << out;
   EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
 }
 
