@@ -40,6 +40,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <sys/ioctl.h>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -793,8 +794,16 @@ void LldbTarget::restoreSignal(const SignalHandling &handling, bool silent) {
 void LldbTarget::resumeAsUser(lldb::SBProcess &process) {
   bool wasAsync = debugger_.GetAsync();
   debugger_.SetAsync(true);
-  continueProcess(process);
+  const uint32_t stopId = process.GetStopID();
+  const bool resumed = continueProcess(process).Success();
   debugger_.SetAsync(wasAsync);
+  // The public state turns to running only once LLDB's event thread has handled the resume: a
+  // command typed at once (`strobe start --no-resume` after `strobe stop`) would otherwise find
+  // the process stopped, and arm without ever resuming it. A new stop also ends the wait.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (resumed && process.GetState() == lldb::eStateStopped && process.GetStopID() == stopId &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void LldbTarget::interceptContinue(bool on) {

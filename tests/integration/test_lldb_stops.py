@@ -125,6 +125,18 @@ class LldbStops(unittest.TestCase):
                 self.assertRegex(out, after, out)
                 self.assertIn("compute_sixty", harness.function_percentages(out), out)
 
+    def test_the_process_runs_on_as_strobe_stop_returns(self):
+        # The process ran on but read as stopped for a moment after `strobe stop`: a
+        # `start --no-resume` typed then armed and never sampled (4 times in 10); six
+        # cycles make a miss unlikely.
+        cycle = ["strobe start", "script import time; time.sleep(0.3)", "strobe stop",
+                 "strobe start --no-resume", "process status", "process interrupt",
+                 "script time.sleep(0.2)"]
+        _, out = harness.LldbSession.session(["b main", "run"] + cycle * 6 + ["process kill"],
+                                             harness.fixture("demo"), ["0"])
+        self.assertEqual(out.count("error: the process is running; interrupt it first"), 6, out)
+        self.assertEqual(len(re.findall(r"Process \d+ is running", out)), 6, out)
+
     def test_the_users_continue_samples_after_start_no_resume(self):
         rc, out = harness.lldb(
             ["b main", "run", "process handle SIGRTMAX-1",
