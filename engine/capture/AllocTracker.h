@@ -68,7 +68,7 @@ public:
   bool active() const { return !sites_.empty(); }
   // How many of its breakpoints a debugger command has deleted (see Breakpoint::present).
   size_t deletedBreakpoints() const;
-  // Plants those again, for a user who deleted every breakpoint and went on; how many it planted.
+  // Plants those again, for a user who deleted them by number and went on; how many it planted.
   // The inferior must be stopped.
   size_t replantDeleted();
 

@@ -1,6 +1,6 @@
-// A user who deletes every breakpoint in LLDB (`breakpoint delete`) deletes strobe's heap hooks
-// too: the session plants them again at the next strobe command or `continue`, says so, and an
-// exit reached without them warns that the tables are short.
+// An LLDB user who deletes breakpoints by number (`breakpoint delete 2-10`) can delete strobe's
+// heap hooks: the session plants them again at the next strobe command or `continue`, says so, and
+// an exit reached without them warns that the tables are short.
 #include "FakeAllocTarget.h"
 
 #include "command/Session.h"
