@@ -68,21 +68,23 @@ Packed pack(std::span<const uint8_t> value) {
 // How many slots a value of `size` bytes spans.
 unsigned slotsSpanned(size_t size) { return static_cast<unsigned>((size + 7) / 8); }
 
-// The first slot from which `slots` hold `value` (little-endian), if any.
+// Whether `slots` hold the value from slot `r` on (little-endian; r + span <= slots.size()).
+bool holdsAt(const Packed &p, unsigned span, std::span<const uint64_t> slots, unsigned r) {
+  return (slots[r] & p.lowMask) == p.low && (span == 1 || (slots[r + 1] & p.highMask) == p.high);
+}
+
+// The first slot from which `slots` hold the value, if any.
 std::optional<unsigned> findInSlots(const Packed &p, unsigned span,
                                     std::span<const uint64_t> slots) {
-  if (span > slots.size())
-    return std::nullopt;
-  if (span == 1) {
-    for (unsigned r = 0; r < slots.size(); ++r)
-      if ((slots[r] & p.lowMask) == p.low)
+  // One loop per span, each with its span a constant: the encoder searches every slot for each
+  // memory value, and a loop testing the span at every slot was slower.
+  auto search = [&](unsigned constantSpan) -> std::optional<unsigned> {
+    for (unsigned r = 0; r + constantSpan <= slots.size(); ++r)
+      if (holdsAt(p, constantSpan, slots, r))
         return r;
     return std::nullopt;
-  }
-  for (unsigned r = 0; r + 1 < slots.size(); ++r)
-    if ((slots[r] & p.lowMask) == p.low && (slots[r + 1] & p.highMask) == p.high)
-      return r;
-  return std::nullopt;
+  };
+  return span == 1 ? search(1) : search(2);
 }
 
 // Like findInSlots, trying only the starting slots in `starts`.
@@ -90,8 +92,7 @@ std::optional<unsigned> findInSlotsAt(const Packed &p, unsigned span,
                                       std::span<const uint64_t> slots, const SlotMask &starts) {
   std::optional<unsigned> found;
   starts.forEach([&](unsigned r) {
-    if (!found && r + span <= slots.size() && (slots[r] & p.lowMask) == p.low &&
-        (span == 1 || (slots[r + 1] & p.highMask) == p.high))
+    if (!found && r + span <= slots.size() && holdsAt(p, span, slots, r))
       found = r;
   });
   return found;
