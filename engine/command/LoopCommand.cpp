@@ -286,15 +286,21 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
     Stepper stepper(t);
     StepRequest toHead{info.tid, kVerifyStepLimit, {info.head}, false, {}, kVerifyTimeLimitNs};
     StepOutcome stepped = stepper.run(toHead);
+    const char *leg = "to the loop head";
     if (stepped.reachedUntil) {
       stepped = stepper.run(toHead);
+      leg = "through the iteration";
       if (stepped.reachedUntil)
         truth = std::move(stepped.trace);
     }
+    // Where stepping gave up, so that a stuck step can be told from a long path.
     if (!truth)
       out += fmt::format("strobe: --verify could not single-step one whole iteration (at most {} "
-                         "instructions and {} s to the loop head, then as many for one): {}\n",
-                         kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000, stepped.endReason);
+                         "instructions and {} s to the loop head, then as many for one): {} after "
+                         "{} instructions {} in {:.1f} s, the pc at {:#x}\n",
+                         kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000, stepped.endReason,
+                         stepped.trace.records.size() - 1, leg, stepped.durationNs / 1e9,
+                         stepped.trace.records.back().regs.at(registerTable(t.isa()).pc));
   }
   LoopRebuild rebuilt = rebuildLoop(c, rebuildOptions(cmd), truth ? &*truth : nullptr);
   out += renderLoop(c, rebuilt, json);
