@@ -90,14 +90,21 @@ StepOutcome Stepper::run(const StepRequest &request) {
       }
 
       StopEvent stop = target_.stepInstruction(request.tid);
-      if (stop.kind != StopEvent::Kind::Step) {
+      const bool completed = stop.kind == StopEvent::Kind::Step;
+      if (!completed) {
         outcome.userStop = stop;
         outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
-        break;
-      }
-      if (!readState(request.tid, record))
+        // A watchpoint, or a breakpoint the step landed on, stops the thread after the
+        // instruction ran: it belongs in the trace. A signal or a fault stops it before, with
+        // the state unchanged (a rep string iteration moves its registers, not always the pc).
+        if (stop.kind == StopEvent::Kind::Exited || stop.kind == StopEvent::Kind::Exec ||
+            !readState(request.tid, record) ||
+            (record.regs == previous.regs && (record.ext.empty() || record.ext == previous.ext)))
+          break;
+      } else if (!readState(request.tid, record)) {
         throw std::runtime_error(
             fmt::format("cannot read the registers of thread {} after a step", request.tid));
+      }
       record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
       for (MemoryAccess &access : record.memory)
         if (access.write)
@@ -109,6 +116,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
       });
       outcome.trace.records.push_back(record);
       previous = std::move(record);
+      if (!completed)
+        break;
 
       size_t stepped = outcome.trace.records.size() - 1;
       if (request.progress && stepped % kProgressEvery == 0)

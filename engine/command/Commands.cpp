@@ -105,8 +105,9 @@ std::vector<SubcommandSpec> build() {
        "Steps the selected thread one instruction at a time (other threads stay stopped)\n"
        "and records every instruction with the registers it changed, as compact diff\n"
        "records (spec 001). The trace joins the capture: 'strobe dump' prints it,\n"
-       "'strobe save' stores it. A breakpoint, signal or exit on the way ends the trace\n"
-       "and reaches you as usual; Ctrl-C ends it too, keeping the steps taken.",
+       "'strobe save' stores it. A breakpoint, watchpoint, signal or exit on the way\n"
+       "ends the trace and reaches you as usual (the trace keeps the instruction that\n"
+       "triggered a watchpoint); Ctrl-C ends it too, keeping the steps taken.",
        {{"count", 'n', "N", "instructions to step (default 1000 unless --until is given)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},

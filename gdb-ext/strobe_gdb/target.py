@@ -58,7 +58,7 @@ class GdbTarget:
         self._home = None  # (thread, frame) the user had selected before read_thread switched
         self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
-        self._stepping = False  # a stepi of step_instruction is running
+        self._stepping = None  # during step_instruction's stepi: hit counts from before it
         self._step_guard = None  # native_step_guard()'s answer until breakpoints change
         self._retired = {}  # address -> engine breakpoints deleted in a callback, still in GDB
         self._own_stop = None  # the sample stop after which $_strobe_stop() asked GDB to stop
@@ -225,13 +225,14 @@ class GdbTarget:
         if locking not in ("on", "step"):
             gdb.execute("set scheduler-locking step", to_string=True)
         gdb.execute("set suppress-cli-notifications on", to_string=True)
-        self._last_stop, self._stepping = None, True
+        self._last_stop = None
+        self._stepping = {b.number: b.hit_count for b in gdb.breakpoints()}
         try:
             gdb.execute("stepi", to_string=True)
         except gdb.error as error:
             self._last_stop = self._last_stop or (StopKind.Other, tid, 0, 0, str(error))
         finally:
-            self._stepping = False
+            self._stepping = None
             gdb.execute(f"set suppress-cli-notifications {'on' if quiet else 'off'}",
                         to_string=True)
             if locking not in ("on", "step"):
@@ -583,17 +584,43 @@ def _handling(name):
                     for word, flag in zip(("stop", "print", "pass"), row[1:4]))
 
 
-def _describe(event, stepping=False):
+# GDB's own words for a watchpoint that triggered, and for the value it shows.
+_WATCHPOINT_WORDS = {
+    gdb.BP_WATCHPOINT: ("Watchpoint", "New value"),
+    gdb.BP_HARDWARE_WATCHPOINT: ("Hardware watchpoint", "New value"),
+    gdb.BP_READ_WATCHPOINT: ("Hardware read watchpoint", "Value"),
+    gdb.BP_ACCESS_WATCHPOINT: ("Hardware access (read/write) watchpoint", "Value"),
+}
+
+
+def _watchpoints_of(event):
+    return [b for b in getattr(event, "breakpoints", ()) if b.type in _WATCHPOINT_WORDS]
+
+
+def _describe(event, hits_before=None):
+    """The engine's tuple for a stop; `hits_before` holds, during step_instruction's `stepi`,
+    each breakpoint's hit count from before it."""
     tid = gdb.selected_thread().ptid[1]
-    if isinstance(event, gdb.BreakpointEvent):
+    stepping = hits_before is not None
+    listed = getattr(event, "breakpoints", [])
+    # GDB single-steps to check a software watchpoint and lists it at every step, triggered or
+    # not: it triggered only if its hit count moved.
+    watchpoints = [b for b in listed if b.type in _WATCHPOINT_WORDS
+                   and (not stepping or b.hit_count != hits_before.get(b.number))]
+    if watchpoints:
+        numbers = ", ".join(str(b.number) for b in watchpoints)
+        return StopKind.Breakpoint, tid, 0, 0, f"watchpoint {numbers}"
+    others = [b for b in listed if b.type not in _WATCHPOINT_WORDS]
+    if isinstance(event, gdb.BreakpointEvent) and (others or not stepping):
         # GDB lists every breakpoint at the address, strobe's own (internal, numbered below 0)
         # too, though only the user's stopped.
-        numbers = ", ".join(str(b.number) for b in event.breakpoints if b.number > 0)
+        numbers = ", ".join(str(b.number) for b in others if b.number > 0)
         return StopKind.Breakpoint, tid, 0, 0, f"breakpoint {numbers}"
     if isinstance(event, gdb.SignalEvent):
         name = event.stop_signal
         return StopKind.Signal, tid, signal_number(name), 0, f"signal {name}"
-    if stepping and type(event) is gdb.StopEvent:  # the end of a stepping range
+    # the end of a stepping range, or a step that only checked software watchpoints
+    if stepping and (type(event) is gdb.StopEvent or isinstance(event, gdb.BreakpointEvent)):
         return StopKind.Step, tid, 0, 0, "stepped one instruction"
     return StopKind.Other, tid, 0, 0, "stopped"
 
@@ -609,7 +636,18 @@ def _show_stop(stop):
     except gdb.error:
         return
     frame = re.sub(r"^#0\s+", "", frame)
-    if kind == StopKind.Breakpoint:
+    if description.startswith("watchpoint "):
+        # GDB's old value is gone with the step it printed at; the new one is still there.
+        for number in description.removeprefix("watchpoint ").split(", "):
+            watchpoint = next(b for b in gdb.breakpoints() if b.number == int(number))
+            what, value_name = _WATCHPOINT_WORDS[watchpoint.type]
+            try:
+                value = gdb.parse_and_eval(watchpoint.expression)
+            except gdb.error as error:
+                value = f"<{error}>"
+            gdb.write(f"\n{what} {number}: {watchpoint.expression}\n\n{value_name} = {value}\n")
+        gdb.write(frame)
+    elif kind == StopKind.Breakpoint:
         numbers = description.removeprefix("breakpoint ")
         gdb.write(f"\nBreakpoint {numbers}, {frame}")
     else:

@@ -55,6 +55,30 @@ class StepTraceTest:
         self.assertIn(int(note.group(1)), (35, 230), "nanosleep or clock_nanosleep")
         self.assertRegex(out[note.end():], r"strobe: stepped 3 instructions of thread \d+")
 
+    def test_a_watchpoint_ends_the_trace_with_the_store_that_fired_it(self):
+        for watch in self.watch_commands:
+            with self.subTest(watch=watch):
+                rc, out = self.commands(
+                    ["b body", "run", "p/x (unsigned long)&iteration", *watch,
+                     "strobe step --count 100 --memory", "p/x $pc"],
+                    harness.fixture("loop_helper"), ["120", "0"])
+                self.assertEqual(rc, 0, out)
+                values = re.findall(r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M)
+                self.assertEqual(len(values), 2, out)
+                iteration, pc_after = (int(v, 16) for v in values)
+                ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in .*; "
+                                  r"watchpoint \d+;", out)
+                self.assertIsNotNone(ended, out)
+                rows = re.findall(r"^\s+(\d+)  0x[0-9a-f]+ .* rip=(0x[0-9a-f]+)(.*)$", out, re.M)
+                self.assertTrue(rows, out)
+                last, rip, memory = rows[-1]
+                # The store ran before the watchpoint stopped the thread: it is the trace's last
+                # instruction, with the value it wrote, and the thread is where it left off.
+                self.assertEqual(int(last), int(ended.group(1)), out)
+                self.assertEqual(int(rip, 16), pc_after, out)
+                self.assertIn(f"write [{iteration:#x}]:8=0x1", memory, out)
+                self.assertEqual(out.count(f"[{iteration:#x}]:8=0x1"), 1, out)
+
     def test_tenet_trace_equals_the_debuggers_own_stepping(self):
         with tempfile.TemporaryDirectory() as tmp:
             # Written by --output: LLDB cannot redirect a command into a file.
@@ -96,6 +120,8 @@ class StepTraceTest:
 class GdbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.GdbSession
     commands = staticmethod(harness.gdb)
+    # A software watchpoint is checked by GDB at every step, and listed at every stop.
+    watch_commands = (["watch iteration"], ["set can-use-hw-watchpoints 0", "watch iteration"])
 
     def setUp(self):
         harness.require_built(harness.GDB_SCRIPT)
@@ -116,6 +142,7 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
 class LldbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.LldbSession
     commands = staticmethod(harness.lldb)
+    watch_commands = (["watchpoint set variable iteration"],)
 
     def setUp(self):
         harness.require_built(harness.LLDB_PLUGIN)

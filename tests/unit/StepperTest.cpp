@@ -19,6 +19,7 @@ public:
   std::map<uint64_t, uint8_t> memory;
   std::optional<size_t> signalAtStep;    // the n-th step reports a signal instead
   std::optional<size_t> interruptAtStep; // the n-th step throws Interrupted (Ctrl-C) instead
+  std::optional<uint64_t> watched;       // a store here stops the step after it, as a watchpoint
   size_t steps = 0;
   size_t stepsAsked = 0;
 
@@ -61,6 +62,8 @@ public:
       for (int i = 0; i < 8; ++i)
         memory[regs[kRbx] + i] = static_cast<uint8_t>(regs[kRax] >> (8 * i));
       regs[kRip] = 0x1007;
+      if (watched == regs[kRbx])
+        return {StopEvent::Kind::Other, tid, 0, 0, "watchpoint 1"};
       break;
     default:
       regs[kRip] = 0x1000;
@@ -117,6 +120,22 @@ TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   ASSERT_TRUE(interrupted.userStop);
   EXPECT_EQ(interrupted.userStop->signo, 11);
   EXPECT_EQ(interrupted.trace.records.size(), 5u); // the 4 steps before the signal are kept
+}
+
+TEST(Stepper, AWatchpointStopKeepsTheInstructionThatFiredIt) {
+  LoopMachine machine;
+  machine.watched = 0x8000;
+  Stepper stepper(machine);
+  StepOutcome out = stepper.run({1001, 100, {}, true, {}});
+  ASSERT_TRUE(out.userStop);
+  EXPECT_EQ(out.endReason, "watchpoint 1");
+  // add, then the store that fired: it ran, so the trace ends with it and what it wrote.
+  ASSERT_EQ(out.trace.records.size(), 3u);
+  const TraceRecord &store = out.trace.records[2];
+  EXPECT_EQ(store.instruction, (std::vector<uint8_t>{0x48, 0x89, 0x03}));
+  EXPECT_EQ(store.regs[kRip], 0x1007u);
+  ASSERT_EQ(store.memory.size(), 1u);
+  EXPECT_EQ(store.memory[0].writtenValue, (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}));
 }
 
 TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
