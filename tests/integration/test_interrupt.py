@@ -92,6 +92,27 @@ class LldbInterruptTest(InterruptScenarios, unittest.TestCase):
     def setUp(self):
         require_lldb_plugin()
 
+    # A program without a terminal of LLDB's leaves the prompt to the user while strobe samples
+    # it in the background (the README's advice for interactive sessions).
+    def test_strobe_start_keeps_the_prompt_for_a_program_without_a_terminal(self):
+        t = harness.Terminal(self.debugger, harness.fixture("demo"), ["30"])
+        self.addCleanup(t.__exit__)
+        t.command(self.break_main)
+        t.command("process launch --no-stdio")
+        t.expect(self.stopped_at_main)
+        t.pause(0.5)
+        t.type("strobe start --frequency 500")  # LLDB printed its prompt before the stop
+        t.expect(r"strobe: sampling pid \d+ at 500 Hz")
+        t.pause(1)
+        t.command("strobe status", timeout=10)
+        running = t.expect(r"strobe: sampling pid \d+ at 500 Hz for [\d.]+ s: (\d+) samples")
+        self.assertGreater(int(running.group(1)), 50, t.output)
+        t.command("strobe stop", timeout=10)
+        end = t.expect(r"sampling ended: 'strobe stop' was given; (\d+) samples")
+        self.assertGreaterEqual(int(end.group(1)), int(running.group(1)), t.output)
+        t.command("process status", timeout=10)
+        t.expect(r"Process \d+ is running")
+
 
 if __name__ == "__main__":
     unittest.main()
