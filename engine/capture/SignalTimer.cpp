@@ -119,6 +119,12 @@ uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
   return static_cast<uint64_t>(stopNs * kUnseenStopCost / maxSlowdown);
 }
 
+// A hold is counted in heldNs() from this long: a debugger slow to resume after a stop of many
+// threads holds the inferior for milliseconds, every stop.
+constexpr uint64_t kCountedHoldNs = 100'000'000;
+
+uint64_t countedHold(uint64_t ns) { return ns >= kCountedHoldNs ? ns : 0; }
+
 // The inferior is held stopped (by the user at a prompt, or mid-stop): a signal sent now would
 // wait in the kernel, and a detach would then deliver it to a program it kills. `stat` is the
 // process's /proc/PID/stat.
@@ -132,6 +138,16 @@ bool heldStopped(ProcFile &stat) {
 uint64_t SignalTimer::pacedPeriodNs() const {
   std::lock_guard lock(mutex_);
   return std::max(config_.periodNs, lastStopNs_ + runAfterStop(lastStopNs_, config_.maxSlowdown));
+}
+
+uint64_t SignalTimer::heldNs() const {
+  std::lock_guard lock(mutex_);
+  return heldNs_ + (holdStartNs_ ? countedHold(monotonicNs() - holdStartNs_) : 0);
+}
+
+uint64_t SignalTimer::unansweredNs() const {
+  std::lock_guard lock(mutex_);
+  return inFlight_ && !blockedNow_ ? monotonicNs() - sentAtNs_ : 0;
 }
 
 uint64_t SignalTimer::pacingHeldNs() const {
@@ -163,14 +179,20 @@ void SignalTimer::run() {
     // A breakpoint strobe handles (heap tracking, a loop marker) holds the process for well under
     // a millisecond: look again soon. Held for longer, the user has it: try one period later.
     bool held = heldStopped(stat);
-    for (uint64_t first = monotonicNs(); held && monotonicNs() - first < kBriefHoldNs;
-         held = heldStopped(stat))
+    const uint64_t first = monotonicNs();
+    while (held && monotonicNs() - first < kBriefHoldNs) {
       if (wake_.wait_for(lock, std::chrono::nanoseconds(kHoldRecheckNs), [this] { return stop_; }))
         return;
+      held = heldStopped(stat);
+    }
     if (held) {
+      if (!holdStartNs_)
+        holdStartNs_ = first;
       due = monotonicNs();
       continue;
     }
+    if (holdStartNs_)
+      heldNs_ += countedHold(monotonicNs() - std::exchange(holdStartNs_, 0));
     if (hurry_ || (config_.durationNs && monotonicNs() - start >= *config_.durationNs))
       final_ = true;
     if (::kill(config_.pid, config_.signo) != 0) {

@@ -55,6 +55,12 @@ public:
   uint64_t blockedNs() const;
   // Whether the signal in flight waits now because every thread blocks it.
   bool blockedNow() const;
+  // How long, in all, the timer found the inferior held stopped by someone else (the user, or a
+  // debugger that has not resumed it yet), in holds of a tenth of a second or more.
+  uint64_t heldNs() const;
+  // How long the signal in flight has waited for its stop to be handled (not counting a signal
+  // every thread blocks); 0 with none in flight.
+  uint64_t unansweredNs() const;
   // The inferior is gone (kill failed with ESRCH).
   bool targetGone() const;
   uint64_t signalsSent() const;
@@ -76,8 +82,10 @@ private:
   uint64_t lastStopNs_ = 0; // send -> resumed of the previous signal
   uint64_t resumedAtNs_ = 0;
   uint64_t pacingHeldNs_ = 0;
-  bool blockedNow_ = false; // the signal in flight was found blocked by every thread
-  uint64_t blockedNs_ = 0;  // acknowledged signals' waits while blocked
+  bool blockedNow_ = false;  // the signal in flight was found blocked by every thread
+  uint64_t blockedNs_ = 0;   // acknowledged signals' waits while blocked
+  uint64_t heldNs_ = 0;      // ended holds by someone else
+  uint64_t holdStartNs_ = 0; // when the hold going on began; 0 when none
   std::thread thread_;
 };
 

@@ -260,6 +260,23 @@ static std::string blockedSignalNote(const LiveCapture &live, bool ending) {
                      formatDuration(blocked), signalName(live.signo));
 }
 
+// Said when the program stood stopped for long during the capture, waiting on the debugger: not
+// resumed yet, or at a sample stop not handled yet, as when a script keeps GDB busy (`shell sleep
+// 5`, a Python sleep) on the thread that runs the program. The capture would otherwise just look
+// empty.
+static std::string waitingNote(const LiveCapture &live) {
+  constexpr uint64_t kLongWaitNs = 1'000'000'000;
+  const uint64_t waited = live.timer->heldNs() + live.timer->unansweredNs();
+  if (waited < kLongWaitNs)
+    return {};
+  return fmt::format("for {} the program stood stopped, waiting on the debugger, and no samples "
+                     "were taken: the debugger runs it and handles strobe's stops while it waits "
+                     "at its prompt or in 'continue', not while another command (such as "
+                     "'shell sleep' or a Python sleep) keeps it busy; for a script, 'strobe "
+                     "record --duration' samples a set time",
+                     formatDuration(waited));
+}
+
 void Session::Impl::finish(const std::string &reason) {
   if (!live)
     return;
@@ -269,6 +286,7 @@ void Session::Impl::finish(const std::string &reason) {
   const uint64_t reached = ending->reachedPeriodNs(now);
   bool signalPending = ending->timer->inFlight();
   blockedNote = blockedSignalNote(*ending, true);
+  const std::string waiting = waitingNote(*ending);
   ending->timer.reset();
   if (signalPending)
     ending->arming->keepSignalSilent();
@@ -294,7 +312,8 @@ void Session::Impl::finish(const std::string &reason) {
                            reason, plural(c.samples.size(), "sample"),
                            plural(c.threads.size(), "thread"), formatDuration(c.durationNs)) +
                outputNote + (pacing.empty() ? "" : "; " + pacing) +
-               (blockedNote.empty() ? "" : "; " + blockedNote);
+               (blockedNote.empty() ? "" : "; " + blockedNote) +
+               (waiting.empty() ? "" : "; " + waiting);
 }
 
 // A stop that ends the program the process ran (an exit or an exec), or that a debugger user

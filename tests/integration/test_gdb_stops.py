@@ -70,7 +70,19 @@ class StopsReachTheUserTest(unittest.TestCase):
                                "info breakpoints"], harness.fixture("demo"), ["8"])
         self.assertEqual(rc, 0, out)
         self.assertIn("strobe: sampling ended: 'strobe stop' was given", out)
+        self.assertNotIn("waiting on the debugger", out)
         self.assert_no_leftovers(out)
+
+    # A script that keeps GDB busy keeps the program from running: said, not an empty capture.
+    def test_a_command_that_keeps_gdb_busy_is_named_at_the_end(self):
+        rc, out = harness.gdb(["break main", "run", "strobe start --frequency 500",
+                               "shell sleep 1.5", "strobe stop"], harness.fixture("demo"), ["8"])
+        self.assertEqual(rc, 0, out)
+        waited = re.search(r"strobe: sampling ended: 'strobe stop' was given; .*; for ([\d.]+) s "
+                           r"the program stood stopped, waiting on the debugger, and no samples "
+                           r"were taken: .* 'strobe record --duration' samples a set time", out)
+        self.assertIsNotNone(waited, out)
+        self.assertGreaterEqual(float(waited.group(1)), 1.3, out)
 
 
 class BadInputTest(unittest.TestCase):

@@ -157,6 +157,29 @@ TEST(SignalTimer, AnOverdueSignalTheProgramTookIsNotBlocked) {
   killChild(child);
 }
 
+TEST(SignalTimer, TimeTheProgramWaitsOnTheDebuggerIsCounted) {
+  const int signo = SIGRTMAX - 1;
+  pid_t child = sleepingChild(signo, false);
+  kill(child, SIGSTOP); // held, as by a debugger that has not resumed it
+  SignalTimer timer({child, signo, 1'000'000, 0.1, std::nullopt});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(timer.signalsSent(), 0u) << "no signal for a held program";
+  EXPECT_GE(timer.heldNs(), 250'000'000u);
+  EXPECT_EQ(timer.unansweredNs(), 0u);
+  kill(child, SIGCONT);
+  waitFor([&] { return timer.inFlight(); });
+  ASSERT_TRUE(timer.inFlight());
+  const uint64_t held = timer.heldNs();
+  EXPECT_GE(held, 250'000'000u) << "the hold that ended stays counted";
+  // Delivered, and no stop acknowledges it: the wait of a debugger that does not handle it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GE(timer.unansweredNs(), 90'000'000u);
+  EXPECT_TRUE(timer.acknowledge().has_value());
+  EXPECT_EQ(timer.unansweredNs(), 0u);
+  EXPECT_EQ(timer.heldNs(), held);
+  killChild(child);
+}
+
 // The next signal after a stop of d comes no sooner than d / slowdown after the resume.
 void expectSlowdownKept(double slowdown, int stopMs, int quietMs) {
   const int signo = SIGRTMAX - 1;
