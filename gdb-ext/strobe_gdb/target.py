@@ -593,10 +593,6 @@ _WATCHPOINT_WORDS = {
 }
 
 
-def _watchpoints_of(event):
-    return [b for b in getattr(event, "breakpoints", ()) if b.type in _WATCHPOINT_WORDS]
-
-
 def _describe(event, hits_before=None):
     """The engine's tuple for a stop; `hits_before` holds, during step_instruction's `stepi`,
     each breakpoint's hit count from before it."""
@@ -638,14 +634,15 @@ def _show_stop(stop):
     frame = re.sub(r"^#0\s+", "", frame)
     if description.startswith("watchpoint "):
         # GDB's old value is gone with the step it printed at; the new one is still there.
-        for number in description.removeprefix("watchpoint ").split(", "):
-            watchpoint = next(b for b in gdb.breakpoints() if b.number == int(number))
+        numbers = description.removeprefix("watchpoint ").split(", ")
+        for watchpoint in (b for b in gdb.breakpoints() if str(b.number) in numbers):
             what, value_name = _WATCHPOINT_WORDS[watchpoint.type]
             try:
                 value = gdb.parse_and_eval(watchpoint.expression)
             except gdb.error as error:
                 value = f"<{error}>"
-            gdb.write(f"\n{what} {number}: {watchpoint.expression}\n\n{value_name} = {value}\n")
+            gdb.write(f"\n{what} {watchpoint.number}: {watchpoint.expression}\n\n"
+                      f"{value_name} = {value}\n")
         gdb.write(frame)
     elif kind == StopKind.Breakpoint:
         numbers = description.removeprefix("breakpoint ")
