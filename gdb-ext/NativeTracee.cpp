@@ -1,6 +1,6 @@
 #include "NativeTracee.h"
 
-#include "PtraceRegisters.h"
+#include "native/PtraceRegisters.h"
 
 #include <array>
 #include <cerrno>

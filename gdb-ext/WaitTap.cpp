@@ -26,9 +26,6 @@ struct TapState {
 
 std::optional<TapState> tapState; // GDB's main thread only: it arms, waits and resumes
 
-// Whether the process has a single thread (field 20 of its stat).
-bool singleThreaded(ProcFile &stat) { return leadingNumber<long>(statField(stat.read(), 20)) == 1; }
-
 // Whether a stop (`status` of waitpid for `tid`) is a sample stop the tap may take.
 bool takes(pid_t tid, int status) {
   if (!tapState || tid != tapState->pid || !WIFSTOPPED(status) ||

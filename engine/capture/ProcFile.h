@@ -57,6 +57,11 @@ inline std::string_view statField(std::string_view stat, int number) {
   return {};
 }
 
+// Whether a process has a single thread, from its kept-open /proc/PID/stat (field 20).
+inline bool singleThreaded(ProcFile &stat) {
+  return leadingNumber<long>(statField(stat.read(), 20)) == 1;
+}
+
 // The hexadecimal signal mask of a /proc/PID/status line such as "SigBlk:" (bit n - 1: signal
 // n); nullopt when the text has no such line.
 std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field);

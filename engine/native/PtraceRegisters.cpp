@@ -1,18 +1,33 @@
-#include "PtraceRegisters.h"
+#include "native/PtraceRegisters.h"
 
 #include <elf.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 
-namespace strobe::gdb {
+#include <cstring>
+
+namespace strobe {
+
+#if defined(__x86_64__) || defined(__aarch64__)
+namespace {
+
+// ptrace() is variadic and reads its address argument as a pointer.
+void *regset(uintptr_t type) { return reinterpret_cast<void *>(type); }
+
+} // namespace
+#endif
 
 #if defined(__x86_64__)
 
-bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
-  user_regs_struct r{};
-  if (isa != Isa::X86_64 || ptrace(PTRACE_GETREGS, static_cast<pid_t>(tid), nullptr, &r) != 0)
+constexpr Isa kHostIsa = Isa::X86_64;
+
+bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
+                           std::vector<uint64_t> &regs) {
+  user_regs_struct r;
+  if (isa != kHostIsa || prstatus.size() != sizeof r)
     return false;
+  std::memcpy(&r, prstatus.data(), sizeof r);
   regs = {r.rax, r.rbx, r.rcx, r.rdx,    r.rsi,     r.rdi,     r.rbp,
           r.rsp, r.r8,  r.r9,  r.r10,    r.r11,     r.r12,     r.r13,
           r.r14, r.r15, r.rip, r.eflags, r.fs_base, r.gs_base, r.orig_rax};
@@ -36,17 +51,14 @@ bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
 
 #elif defined(__aarch64__)
 
-namespace {
-// ptrace() is variadic and reads its address argument as a pointer.
-void *regset(uintptr_t type) { return reinterpret_cast<void *>(type); }
-} // namespace
+constexpr Isa kHostIsa = Isa::AArch64;
 
-bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
-  user_regs_struct r{};
-  iovec io{&r, sizeof r};
-  if (isa != Isa::AArch64 ||
-      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
+bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
+                           std::vector<uint64_t> &regs) {
+  user_regs_struct r;
+  if (isa != kHostIsa || prstatus.size() != sizeof r)
     return false;
+  std::memcpy(&r, prstatus.data(), sizeof r);
   regs.assign(r.regs, r.regs + 31);
   regs.push_back(r.sp);
   regs.push_back(r.pc);
@@ -70,11 +82,25 @@ bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
   return true;
 }
 
+#endif
+
+#if defined(__x86_64__) || defined(__aarch64__)
+
+bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
+  user_regs_struct r{};
+  iovec io{&r, sizeof r};
+  if (isa != kHostIsa ||
+      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
+    return false;
+  return registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), io.iov_len}, regs);
+}
+
 #else
 
+bool registersFromPrStatus(Isa, std::span<const uint8_t>, std::vector<uint64_t> &) { return false; }
 bool ptraceRegisters(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
 bool ptraceExtended(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
 
 #endif
 
-} // namespace strobe::gdb
+} // namespace strobe
