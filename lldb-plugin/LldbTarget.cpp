@@ -2,9 +2,11 @@
 
 #include "BackgroundSampler.h"
 #include "Locations.h"
+#include "ServerTap.h"
 #include "StopReplyTap.h"
 #include "capture/ProcFile.h"
 #include "command/Session.h"
+#include "native/PtraceRegisters.h"
 #include "target/Demangle.h"
 #include "target/GdbSignals.h"
 
@@ -199,7 +201,12 @@ public:
     // Where strobe can read the stopped thread's memory itself and lldb-server's stop reply
     // holds its registers, sample stops need not be public (see StopReplyTap).
     const LldbTarget::CaptureSetup &setup = target_.setup_;
-    if (hostSigno != 0 && setup.remote && setup.native)
+    if (hostSigno != 0 && setup.native)
+      serverTap_ = ServerTap::arm(target_.pid(), hostSigno,
+                                  [this](uint64_t tid, std::span<const uint8_t> registers) {
+                                    return target_.takeSampleFromServer(tid, registers);
+                                  });
+    if (!serverTap_ && hostSigno != 0 && setup.remote && setup.native)
       tap_.emplace(StopReplyTap::of(target_.debugger_), signals, signo,
                    [this](std::string_view reply, uint64_t tid) {
                      return target_.takeSampleFromReply(reply, tid);
@@ -207,6 +214,7 @@ public:
   }
 
   ~LldbArming() override {
+    serverTap_.reset();
     tap_.reset();
     target_.armedSession_ = nullptr;
     target_.syscallFiles_.closeAll(); // the debugger keeps no file of a program it is done sampling
@@ -228,7 +236,8 @@ private:
   LldbTarget &target_;
   StopOnExec stopOnExec_;
   LldbTarget::SignalHandling saved_;
-  std::optional<StopReplyTap::Armed> tap_;
+  std::unique_ptr<ServerTap> serverTap_;   // sample stops taken inside lldb-server
+  std::optional<StopReplyTap::Armed> tap_; // else, taken from lldb-server's stop reply
 };
 
 LldbTarget::LldbTarget(lldb::SBDebugger debugger)
@@ -250,7 +259,9 @@ lldb::SBError LldbTarget::continueSampling(lldb::SBProcess &process, bool holdin
   StopReplyTap &tap = StopReplyTap::of(debugger_);
   tap.beforeResume();
   sessionParked_ = holdingSession;
+  samplingResume_ = true;
   lldb::SBError error = continueProcess(process);
+  samplingResume_ = false;
   sessionParked_ = false;
   tap.afterResume();
   return error;
@@ -326,8 +337,8 @@ bool LldbTarget::isEmulated() {
 }
 
 std::vector<uint64_t> LldbTarget::threads() {
-  if (reply_.active())
-    return reply_.threads();
+  if (early_.active())
+    return early_.threads();
   lldb::SBProcess process = selectedProcess();
   std::vector<uint64_t> ids;
   uint32_t count = process.GetNumThreads();
@@ -347,34 +358,48 @@ std::optional<uint64_t> LldbTarget::syscallNumber(uint64_t tid) {
   return static_cast<uint64_t>(*number);
 }
 
-bool LldbTarget::takeSampleFromReply(std::string_view reply, uint64_t tid) {
+template <typename Fill> bool LldbTarget::offerEarlySample(uint64_t tid, Fill fill) {
   // The engine is this thread's only if nobody else holds it, or if its holder waits in the
   // resume that this stop belongs to (see sampleInForeground()).
   std::unique_lock lock(sessionMutex_, std::try_to_lock);
   if ((!lock.owns_lock() && !sessionParked_) || !armedSession_ || interruptRequested() ||
-      !reply_.depth())
+      !early_.depth())
     return false;
-  const RegisterTable &table = registerTable(setup_.isa);
-  ThreadSnapshot &snapshot = reply_.snapshot();
+  ThreadSnapshot &snapshot = early_.snapshot();
   snapshot.tid = tid;
-  snapshot.regs.assign(table.regs.size(), 0);
-  filled_.assign(table.regs.size(), false);
-  setup_.remote->fill(reply, snapshot.regs, filled_);
-  for (size_t i = 0; i < table.regs.size(); ++i)
-    if (!filled_[i] && i != table.syscallNr)
-      return false;
-  if (table.syscallNr)
-    snapshot.regs[*table.syscallNr] = syscallNumber(tid).value_or(~0ull);
-  if (!setup_.native->walk(snapshot.regs, reply_.depth(), snapshot.stack))
-    return false;
-  return reply_.offer(*armedSession_, armedHostSignal_);
+  return fill(snapshot.regs) &&
+         setup_.native->walk(snapshot.regs, early_.depth(), snapshot.stack) &&
+         early_.offer(*armedSession_, armedHostSignal_);
+}
+
+bool LldbTarget::takeSampleFromReply(std::string_view reply, uint64_t tid) {
+  return offerEarlySample(tid, [&](std::vector<uint64_t> &regs) {
+    const RegisterTable &table = registerTable(setup_.isa);
+    regs.assign(table.regs.size(), 0);
+    filled_.assign(table.regs.size(), false);
+    setup_.remote->fill(reply, regs, filled_);
+    for (size_t i = 0; i < table.regs.size(); ++i)
+      if (!filled_[i] && i != table.syscallNr)
+        return false;
+    if (table.syscallNr)
+      regs[*table.syscallNr] = syscallNumber(tid).value_or(~0ull);
+    return true;
+  });
+}
+
+bool LldbTarget::takeSampleFromServer(uint64_t tid, std::span<const uint8_t> registers) {
+  // Only during strobe's resumes: a stop of a resume of the user's (an expression, a step over a
+  // call) goes LLDB's way, as it would without strobe.
+  return samplingResume_ && offerEarlySample(tid, [&](std::vector<uint64_t> &regs) {
+           return registersFromPrStatus(setup_.isa, registers, regs);
+         });
 }
 
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
-  if (reply_.active())
-    return reply_.readThread(tid, stackDepth, out, *setup_.native);
+  if (early_.active())
+    return early_.readThread(tid, stackDepth, out, *setup_.native);
   if (armedSession_)
-    reply_.noteDepth(stackDepth);
+    early_.noteDepth(stackDepth);
   lldb::SBProcess process = selectedProcess();
   if (setup_.process != process.GetUniqueID())
     learnSetup(); // a breakpoint's handler may read a process no capture was armed on
@@ -572,7 +597,7 @@ void LldbTarget::learnSetup() {
   for (std::string_view name : registerTable(setup_.isa).regs)
     setup_.names.emplace_back(name == "eflags" ? "rflags" : name); // LLDB's spelling
   setup_.absent.assign(setup_.names.size(), false);
-  reply_.noteDepth(0);
+  early_.noteDepth(0);
   setup_.remote =
       RemoteRegisters::learn(debugger_, process, setup_.names, registerTable(setup_.isa).ext);
   if (setup_.host && !isEmulated())

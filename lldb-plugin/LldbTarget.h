@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -151,9 +152,13 @@ private:
   // The thread stopped at one of strobe's breakpoints and nothing else.
   bool stoppedAtHiddenBreakpoint(lldb::SBThread &thread);
   std::optional<uint64_t> syscallNumber(uint64_t tid);
-  // StopReplyTap's Take: the sample of a stop lldb-server's reply describes, if the engine takes
-  // it as a routine one.
+  // A sample stop read before LLDB handles it, offered to the engine as a routine one: `fill`
+  // puts the stopped thread's registers (registerTable() order) into a vector, or fails.
+  template <typename Fill> bool offerEarlySample(uint64_t tid, Fill fill);
+  // StopReplyTap's Take: the sample of a stop lldb-server's reply describes.
   bool takeSampleFromReply(std::string_view reply, uint64_t tid);
+  // ServerTap's Take: the sample of a stop lldb-server has not reported yet.
+  bool takeSampleFromServer(uint64_t tid, std::span<const uint8_t> registers);
   // The user's handling back; or, when a sample signal may still arrive, the signal discarded
   // silently (stop, notify and pass off) so that it cannot reach the program.
   void restoreSignal(const SignalHandling &handling, bool silent);
@@ -178,8 +183,9 @@ private:
   CaptureSetup setup_;
   HostProcessLookup hosts_;
   std::vector<bool> filled_; // reused by readThread()
-  RoutineSample reply_;      // a sample taken from a stop reply (takeSampleFromReply())
+  RoutineSample early_;      // a sample taken before LLDB handles its stop (offerEarlySample())
   std::atomic<bool> sessionParked_{false};
+  std::atomic<bool> samplingResume_{false}; // inside continueSampling()
   // Each thread's /proc/PID/task/TID/syscall, kept open: every sample of every thread reads it,
   // and inside a capture here an open, read and close cost 36-43 us, a read of the open file
   // 4-6 us. Files of threads no longer listed are closed by threads(), once per stop.

@@ -1,6 +1,7 @@
 // The LLDB entry point: `plugin load libstrobe_lldb.so` registers one command, `strobe`, which
 // hands its command line to the engine. Each debugger gets its own session.
 #include "LldbTarget.h"
+#include "ServerTap.h"
 #include "command/Session.h"
 
 #include <lldb/API/SBCommandInterpreter.h>
@@ -177,6 +178,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
       "strobe", new strobe::lldb_plugin::StrobeCommand,
       "Sampling tracer: where does the time go? 'strobe help' lists the subcommands.",
       "strobe SUBCOMMAND [OPTIONS]", "");
+  strobe::lldb_plugin::installServerTap(debugger);
   for (const char *name : strobe::lldb_plugin::kCommandsThatEndSampling)
     interpreter.SetCommandOverrideCallback(
         name, &strobe::lldb_plugin::endSamplingFirst,

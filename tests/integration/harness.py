@@ -50,14 +50,19 @@ def run(argv, timeout=TIMEOUT, env=None):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def lldb(commands, program=None, args=(), timeout=TIMEOUT):
-    """Runs lldb-19 -b with strobe loaded, then `commands` in order. Returns (rc, all output)."""
+def lldb(commands, program=None, args=(), timeout=TIMEOUT, env=None):
+    """Runs lldb-19 -b with strobe loaded, then `commands` in order. Returns (rc, all output).
+    `env`: variables to set (a value of None unsets one) in lldb's environment."""
     argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {LLDB_PLUGIN}"]
     for c in commands:
         argv += ["-o", c]
     if program:
         argv += ["--", program, *args]
-    return run(argv, timeout)
+    environment = None
+    if env:
+        environment = {k: v for k, v in os.environ.items() if k not in env}
+        environment.update({k: v for k, v in env.items() if v is not None})
+    return run(argv, timeout, environment)
 
 
 def gdb(commands, program=None, args=(), timeout=TIMEOUT, binary="gdb"):

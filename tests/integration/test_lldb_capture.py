@@ -53,15 +53,51 @@ class LldbCapture(unittest.TestCase):
         self.assertEqual(samples, harness.ACCURACY_SAMPLES, out)
         harness.assert_demo_shares(self, out)
 
+    def test_sample_stops_stay_inside_lldb_server(self):
+        # strobe's library inside lldb-server takes sample stops before lldb-server reports them,
+        # so lldb-server sends no stop reply for them: its own packet log holds replies only for
+        # the public stops and strobe's register requests at them.
+        with tempfile.TemporaryDirectory() as scratch:
+            log = os.path.join(scratch, "lldb-server.log")
+            rc, out = harness.lldb(
+                ["b main", "run", "breakpoint delete 1",
+                 "strobe record --duration 1 --frequency 500 --overhead 100", "strobe status"],
+                harness.fixture("demo"), ["30"],
+                env={"LLDB_DEBUGSERVER_LOG_FILE": log,
+                     "LLDB_SERVER_LOG_CHANNELS": "gdb-remote packets"})
+            with open(log, "rb") as f:
+                # SIGRTMAX-1 is 63, 0x3f.
+                replies = f.read().count(b"send packet: $T3f")
+        self.assertEqual(rc, 0, out)
+        stops, private = harness.routine_stops(self, out)
+        self.assertGreaterEqual(stops, 50, out)
+        self.assertGreaterEqual(private, 0.9 * stops, out)
+        self.assertLessEqual(replies, 2 * (stops - private) + 2, f"{replies} replies\n{out}")
+
+    def test_launched_programs_inherit_nothing_of_the_tap(self):
+        # strobe names its lldb-server launcher to LLDB through the environment, and the launcher
+        # preloads strobe's library into lldb-server: a program LLDB launches must see neither,
+        # and must see the user's own LD_PRELOAD as it was.
+        user_preload = "/lib/x86_64-linux-gnu/libz.so.1"
+        for preload in (None, user_preload):
+            rc, out = harness.lldb(["run"], "/usr/bin/env", env={"LD_PRELOAD": preload})
+            self.assertEqual(rc, 0, out)
+            self.assertIn("exited with status = 0", out)
+            for variable in ("STROBE_LLDB_SERVER", "STROBE_SAVED_LD_PRELOAD",
+                              "LLDB_DEBUGSERVER_PATH"):
+                self.assertNotIn(variable, out)
+            lines = [line for line in out.splitlines() if line.startswith("LD_PRELOAD=")]
+            self.assertEqual(lines, [f"LD_PRELOAD={preload}"] if preload else [], out)
+
     def test_sample_stops_stay_inside_lldb_and_user_logs_still_print(self):
-        # Sample stops are taken from lldb-server's stop replies, which strobe reads through
-        # LLDB's packet log: the packets must not reach the user, and a log the user enables
-        # afterwards must.
+        # Without strobe's library in lldb-server, sample stops are taken from lldb-server's stop
+        # replies, which strobe reads through LLDB's packet log: the packets must not reach the
+        # user, and a log the user enables afterwards must.
         rc, out = harness.lldb(
             ["b main", "run", "breakpoint delete 1",
              "strobe record --duration 1 --frequency 500 --overhead 100", "strobe status",
              "log enable lldb commands", "strobe status", "log disable lldb commands"],
-            harness.fixture("demo"), ["30"])
+            harness.fixture("demo"), ["30"], env={"STROBE_SERVER_TAP": "0"})
         self.assertEqual(rc, 0, out)
         stops, private = harness.routine_stops(self, out)
         # Public: the first (it sets the stack depth), the last, one a second to name what was
@@ -79,9 +115,12 @@ class LldbCapture(unittest.TestCase):
         with harness.Background([harness.fixture("demo"), "0"]) as demo:
             rc, out = harness.lldb([f"process attach -p {demo.pid}",
                                     "strobe record --samples 2000 --frequency 1000 --overhead 100",
-                                    "strobe profile", "detach"])
+                                    "strobe status", "strobe profile", "detach"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(harness.ended(out)[1], 2000, out)
+        # The lldb-server LLDB started to attach has strobe's library too.
+        stops, private = harness.routine_stops(self, out)
+        self.assertGreaterEqual(private, 0.9 * stops, out)
         # Precision is the launched test's business.
         harness.assert_demo_shares(self, out, points=5.0)
         self.assertIn("detached", out)
@@ -96,9 +135,12 @@ class LldbCapture(unittest.TestCase):
             rc, out = harness.lldb([f"target create {harness.fixture('demo')}",
                                     f"gdb-remote 127.0.0.1:{port}",
                                     "strobe record --samples 2000 --frequency 1000 --overhead 100",
-                                    "strobe profile", "process kill"])
+                                    "strobe status", "strobe profile", "process kill"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(harness.ended(out)[1], 2000, out)
+        # An lldb-server the user started has no library of strobe's: the stop replies serve.
+        stops, private = harness.routine_stops(self, out)
+        self.assertGreaterEqual(private, 0.9 * stops, out)
         harness.assert_demo_shares(self, out, points=5.0)
 
     def test_every_thread_is_sampled(self):

@@ -1,0 +1,182 @@
+// strobe's library inside lldb-server: sample stops taken in lldb-server's wait for the inferior,
+// which lldb-server, and so LLDB, then never learns of.
+//
+// Why: a signal LLDB is told not to stop for still costs it a whole round. lldb-server stops every
+// other thread (all-stop), reads the stopped one and sends its stop reply; LLDB's threads decide
+// and resume. That is 150-230 us of a sample stop of one thread, and milliseconds for a process of
+// several busy threads (bench/RESULTS.md), before strobe has read a register. lldb-server is the
+// inferior's tracer: the one process that may read its registers, and the one whose waitpid()
+// learns of every stop. strobe-lldb-server, which the plugin names to LLDB as its debug server,
+// preloads this library into it. While the plugin has armed the channel (TapChannel.h), a stop of
+// the armed signal of a thread lldb-server last resumed with PTRACE_CONT is posted to the plugin
+// with the thread's registers; the plugin samples it while the thread is still stopped (its stack
+// unwound through the process's memory) and answers. A stop it takes is resumed here as LLDB
+// resumes a signal it neither stops for nor passes, and waitpid() looks again; every other stop,
+// and every stop while nothing is armed, reaches lldb-server unchanged.
+#include "TapChannel.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+namespace strobe::lldb_plugin {
+namespace {
+
+// How long a posted stop waits for the plugin to claim it (the plugin's thread wakes in tens of
+// microseconds; longer, and LLDB is busy or gone), and then for its answer.
+constexpr uint64_t kClaimWaitNs = 20'000'000;
+constexpr uint64_t kAnswerWaitNs = 2'000'000'000;
+
+// glibc's ptrace() is variadic; lldb-server passes all four arguments.
+using PtraceFunction = long (*)(int, pid_t, void *, void *);
+PtraceFunction realPtrace = nullptr;
+TapChannel *channel = nullptr; // null when the page could not be made: every call passes through
+
+std::mutex resumesMutex;
+std::unordered_map<pid_t, long> resumedBy; // each thread's latest request that resumed it
+
+bool resumes(long request) {
+  switch (request) {
+  case PTRACE_CONT:
+  case PTRACE_SINGLESTEP:
+  case PTRACE_SYSCALL:
+  case PTRACE_SYSEMU:
+  case PTRACE_SYSEMU_SINGLESTEP:
+  case PTRACE_LISTEN:
+  case PTRACE_DETACH:
+  case PTRACE_KILL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+long lastResume(pid_t tid) {
+  std::lock_guard lock(resumesMutex);
+  auto it = resumedBy.find(tid);
+  return it == resumedBy.end() ? 0 : it->second;
+}
+
+uint64_t monotonicNs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Waits, at most until `deadline`, while the state is `value`; the state then.
+uint32_t awaitChange(TapChannel &c, uint32_t value, uint64_t deadline) {
+  uint32_t state;
+  for (uint64_t now = monotonicNs();
+       (state = c.state.load(std::memory_order_acquire)) == value && now < deadline;
+       now = monotonicNs())
+    waitWhile(c.state, value, deadline - now);
+  return state;
+}
+
+// The plugin's answer for the sample stop of `tid`; false also when it does not answer in time.
+bool answered(TapChannel &c, pid_t tid) {
+  iovec io{c.registers, sizeof c.registers};
+  if (realPtrace(PTRACE_GETREGSET, tid, reinterpret_cast<void *>(uintptr_t{NT_PRSTATUS}), &io) != 0)
+    return false;
+  c.tid = tid;
+  c.registersSize = static_cast<uint32_t>(io.iov_len);
+  c.state.store(TapChannel::Posted, std::memory_order_release);
+  wakeAll(c.state);
+  const uint64_t posted = monotonicNs();
+  uint32_t expected = TapChannel::Posted;
+  if (awaitChange(c, TapChannel::Posted, posted + kClaimWaitNs) == TapChannel::Posted &&
+      c.state.compare_exchange_strong(expected, TapChannel::Idle))
+    return false; // nobody claimed it
+  expected = TapChannel::Taking;
+  if (awaitChange(c, TapChannel::Taking, posted + kAnswerWaitNs) == TapChannel::Taking &&
+      c.state.compare_exchange_strong(expected, TapChannel::Idle))
+    return false; // claimed, never answered: the plugin's late answer finds Idle and is dropped
+  const bool taken = c.state.load(std::memory_order_acquire) == TapChannel::Taken;
+  c.state.store(TapChannel::Idle, std::memory_order_release);
+  return taken;
+}
+
+// Whether the stop `status` of `tid` is a sample stop the plugin took; the thread then runs again.
+bool taken(pid_t tid, int status) {
+  TapChannel *c = channel;
+  if (!c || !WIFSTOPPED(status) || (status >> 16) != 0 ||
+      c->armedPid.load(std::memory_order_acquire) == 0 ||
+      WSTOPSIG(status) != c->signo.load(std::memory_order_relaxed) ||
+      c->state.load(std::memory_order_acquire) != TapChannel::Idle ||
+      lastResume(tid) != PTRACE_CONT || !answered(*c, tid))
+    return false;
+  // Should the thread have died meanwhile, the next waitpid() reports it.
+  realPtrace(PTRACE_CONT, tid, nullptr, nullptr);
+  return true;
+}
+
+__attribute__((constructor)) void setUp() {
+  // strobe-lldb-server preloaded this library: the programs lldb-server starts must not inherit
+  // it, so lldb-server's environment gets back what it had.
+  if (const char *saved = std::getenv("STROBE_SAVED_LD_PRELOAD")) {
+    if (*saved)
+      setenv("LD_PRELOAD", saved, 1);
+    else
+      unsetenv("LD_PRELOAD");
+    unsetenv("STROBE_SAVED_LD_PRELOAD");
+  }
+  realPtrace = reinterpret_cast<PtraceFunction>(dlsym(RTLD_NEXT, "ptrace"));
+  // Close-on-exec: the program lldb-server starts must not hold it either. The descriptor stays
+  // open for lldb-server's life, for the plugin to find.
+  int fd = memfd_create(kTapChannelName, MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, sizeof(TapChannel)) != 0)
+    return;
+  void *page = mmap(nullptr, sizeof(TapChannel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (page == MAP_FAILED)
+    return;
+  channel = new (page) TapChannel{};
+  channel->version.store(kTapChannelVersion, std::memory_order_release);
+}
+
+} // namespace
+} // namespace strobe::lldb_plugin
+
+using namespace strobe::lldb_plugin;
+
+extern "C" __attribute__((visibility("default"))) pid_t waitpid(pid_t pid, int *status,
+                                                                int options) {
+  int own = 0;
+  int *where = status ? status : &own;
+  for (;;) {
+    pid_t reported = wait4(pid, where, options, nullptr);
+    if (reported <= 0)
+      return reported;
+    if (WIFEXITED(*where) || WIFSIGNALED(*where)) {
+      std::lock_guard lock(resumesMutex);
+      resumedBy.erase(reported);
+    }
+    if (!taken(reported, *where))
+      return reported;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) long ptrace(enum __ptrace_request request,
+                                                              ...) noexcept {
+  va_list arguments;
+  va_start(arguments, request);
+  pid_t pid = va_arg(arguments, pid_t);
+  void *address = va_arg(arguments, void *);
+  void *data = va_arg(arguments, void *);
+  va_end(arguments);
+  if (resumes(request)) {
+    std::lock_guard lock(resumesMutex);
+    resumedBy[pid] = request;
+  }
+  return realPtrace(request, pid, address, data);
+}
