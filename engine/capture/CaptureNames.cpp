@@ -6,7 +6,8 @@
 
 namespace strobe {
 
-CaptureNames::CaptureNames(Target &target, Capture &capture) : target_(target), capture_(capture) {
+CaptureNames::CaptureNames(Target &target, Capture &capture)
+    : target_(target), capture_(capture), hostProcess_(target.isHostProcess()) {
   for (const ThreadInfo &t : capture.threads)
     threads_.insert(t.tid);
 }
@@ -19,7 +20,7 @@ void CaptureNames::noteThread(uint64_t tid) {
                   [tid](const ThreadInfo &t) { return t.tid == tid; }))
     return;
   ThreadInfo info{tid, {}};
-  if (target_.isHostProcess()) {
+  if (hostProcess_) {
     int pid = capture_.header.pid ? capture_.header.pid : target_.pid();
     std::ifstream in(fmt::format("/proc/{}/task/{}/comm", pid, tid));
     std::getline(in, info.name);

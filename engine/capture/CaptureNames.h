@@ -42,6 +42,9 @@ private:
 
   Target &target_;
   Capture &capture_;
+  // Asked once: noteThread() runs inside stops the debugger has not made public, where LLDB's API
+  // would wait for the process (see RoutineSample).
+  bool hostProcess_;
   bool modulesStale_ = true;
   bool programReplaced_ = false;
   std::set<uint64_t> pcs_;
