@@ -1,5 +1,6 @@
 #include "capture/ProcFile.h"
 
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -100,6 +101,35 @@ bool signalBlockedEverywhere(int pid, int signo) {
     allBlock = allBlock && hasSignal(blocked, signo);
   });
   return listed && anyThread && allBlock;
+}
+
+std::vector<int> threadsOf(int pid) {
+  std::vector<int> tids;
+  std::error_code error;
+  for (std::filesystem::directory_iterator task(fmt::format("/proc/{}/task", pid), error), end;
+       !error && task != end; task.increment(error))
+    if (int tid = std::atoi(task->path().filename().c_str()); tid > 0)
+      tids.push_back(tid);
+  return tids;
+}
+
+namespace {
+
+std::optional<uint64_t> threadSignalMask(int pid, int tid, std::string_view field) {
+  return statusSignalMask(ProcFile(fmt::format("/proc/{}/task/{}/status", pid, tid)).read(), field);
+}
+
+} // namespace
+
+std::optional<bool> threadBlocksSignal(int pid, int tid, int signo) {
+  std::optional<uint64_t> blocked = threadSignalMask(pid, tid, "SigBlk:");
+  if (!blocked)
+    return std::nullopt;
+  return hasSignal(blocked, signo);
+}
+
+bool threadSignalPending(int pid, int tid, int signo) {
+  return hasSignal(threadSignalMask(pid, tid, "SigPnd:"), signo);
 }
 
 void ThreadProcFiles::retain(std::span<const uint64_t> tids) { eraseUnlisted(files_, tids); }

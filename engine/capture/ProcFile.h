@@ -72,6 +72,13 @@ bool signalPending(int pid, int signo);
 // it (sigprocmask): the process holds it pending and no thread will take it until one unblocks it.
 bool signalBlockedEverywhere(int pid, int signo);
 
+// The threads of process `pid` (/proc/PID/task); empty when it is gone.
+std::vector<int> threadsOf(int pid);
+// Whether thread `tid` of process `pid` blocks `signo`; nullopt when the thread has ended.
+std::optional<bool> threadBlocksSignal(int pid, int tid, int signo);
+// Whether `signo`, sent to thread `tid` of process `pid`, waits undelivered.
+bool threadSignalPending(int pid, int tid, int signo);
+
 // Erases the entries of a map keyed by tid whose thread is not in `tids`: those that ended.
 // Sorted first, so a process of thousands of threads costs a stop n log n, not n squared.
 template <typename ByTid> void eraseUnlisted(ByTid &byTid, std::span<const uint64_t> tids) {

@@ -26,29 +26,38 @@ Sampler::Sampler(Target &target, Capture &capture, unsigned stackDepth)
       schedstats_(capture.header.pid, "schedstat") {}
 
 size_t Sampler::sampleAllThreads(uint64_t timeNs) {
-  const RegisterTable &table = registerTable(capture_.header.isa);
   size_t read = 0;
   std::vector<uint64_t> tids = target_.threads();
-  for (uint64_t tid : tids) {
-    if (!target_.readThread(tid, stackDepth_, snapshot_) || snapshot_.stack.empty())
-      continue;
-    Sample sample;
-    sample.timeNs = timeNs;
-    sample.tid = tid;
-    snapshot_.regs.resize(table.regs.size());
-    if (table.syscallNr)
-      sample.inSyscall = static_cast<int64_t>(snapshot_.regs[*table.syscallNr]) >= 0;
-    sample.onCpu = onCpu(tid, timeNs, sample.inSyscall);
-    sample.stack = snapshot_.stack;
-    sample.regs = snapshot_.regs;
-    names_.noteStack(sample.stack);
-    names_.noteThread(tid);
-    capture_.samples.push_back(std::move(sample));
-    ++read;
-  }
+  for (uint64_t tid : tids)
+    read += sampleThread(tid, timeNs);
+  retain(tids);
+  return read;
+}
+
+bool Sampler::sampleThread(uint64_t tid, uint64_t timeNs) {
+  const RegisterTable &table = registerTable(capture_.header.isa);
+  if (!target_.readThread(tid, stackDepth_, snapshot_) || snapshot_.stack.empty())
+    return false;
+  Sample sample;
+  sample.timeNs = timeNs;
+  sample.tid = tid;
+  snapshot_.regs.resize(table.regs.size());
+  if (table.syscallNr)
+    sample.inSyscall = static_cast<int64_t>(snapshot_.regs[*table.syscallNr]) >= 0;
+  sample.onCpu = onCpu(tid, timeNs, sample.inSyscall);
+  sample.stack = snapshot_.stack;
+  sample.regs = snapshot_.regs;
+  names_.noteStack(sample.stack);
+  names_.noteThread(tid);
+  capture_.samples.push_back(std::move(sample));
+  return true;
+}
+
+void Sampler::retainListedThreads() { retain(target_.threads()); }
+
+void Sampler::retain(std::span<const uint64_t> tids) {
   schedstats_.retain(tids);
   eraseUnlisted(previous_, tids);
-  return read;
 }
 
 bool Sampler::onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall) {

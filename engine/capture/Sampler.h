@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 
 namespace strobe {
 
@@ -19,12 +20,17 @@ public:
 
   // Reads every thread and appends one Sample per thread. Returns the number of threads read.
   size_t sampleAllThreads(uint64_t timeNs);
+  // Reads thread `tid` alone and appends its Sample; whether it could be read.
+  bool sampleThread(uint64_t tid, uint64_t timeNs);
+  // Forgets what it keeps of threads that have ended (sampleAllThreads() does so at each stop).
+  void retainListedThreads();
   // Symbolizes the pcs seen since the last call and captures the code of newly seen functions.
   void symbolizePending();
   void refreshModules() { names_.refreshModules(); }
   void programReplaced() { names_.programReplaced(); }
 
 private:
+  void retain(std::span<const uint64_t> tids);
   bool onCpu(uint64_t tid, uint64_t timeNs, bool inSyscall);
 
   Target &target_;

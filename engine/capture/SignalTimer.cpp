@@ -9,7 +9,10 @@
 #include <random>
 #include <signal.h>
 #include <string>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <utility>
+#include <vector>
 
 namespace strobe {
 
@@ -38,13 +41,18 @@ SignalTimer::~SignalTimer() {
   thread_.join();
 }
 
-std::optional<uint64_t> SignalTimer::acknowledge() {
+std::optional<uint64_t> SignalTimer::acknowledge(uint64_t tid) {
   std::lock_guard lock(mutex_);
-  if (!inFlight_)
+  if (tid)
+    parked_.erase(static_cast<int>(tid)); // the signal it blocked has come
+  // The process's signal stops whichever thread the kernel chose.
+  if (!inFlight_.erase(0) && !inFlight_.erase(static_cast<int>(tid)))
     return std::nullopt;
-  inFlight_ = false;
-  stopped_ = true;
-  const uint64_t latency = monotonicNs() - sentAtNs_;
+  ++stopped_;
+  rounds_ += 1.0 / static_cast<double>(roundSize_);
+  acknowledgedAtNs_ = monotonicNs();
+  const uint64_t latency = acknowledgedAtNs_ - sentAtNs_;
+  quickestLatencyNs_ = std::min(quickestLatencyNs_, latency);
   if (!std::exchange(blockedNow_, false))
     return latency;
   // The program held the signal, the debugger was not slow: pace by the stop alone.
@@ -57,15 +65,46 @@ void SignalTimer::resumed() {
   std::lock_guard lock(mutex_);
   if (!stopped_)
     return;
-  stopped_ = false;
-  resumedAtNs_ = monotonicNs();
-  lastStopNs_ = resumedAtNs_ - sentAtNs_;
+  --stopped_;
+  const uint64_t now = monotonicNs();
+  // A stop of the process held every thread from the signal on. A stop of one thread held it
+  // from its stop, which came at best as soon after the signal as the round's quickest: the
+  // others waited for a core to take theirs, running or ready to, not stopped.
+  roundStopNs_ =
+      std::max(roundStopNs_,
+               roundSize_ == 1 ? now - sentAtNs_ : now - acknowledgedAtNs_ + quickestLatencyNs_);
+  if (inFlight_.empty() && !stopped_)
+    endRound(now);
+}
+
+void SignalTimer::endRound(uint64_t now) {
+  resumedAtNs_ = now;
+  lastStopNs_ = roundStopNs_;
   wake_.notify_all();
 }
 
 bool SignalTimer::inFlight() const {
   std::lock_guard lock(mutex_);
-  return inFlight_;
+  return !inFlight_.empty();
+}
+
+void SignalTimer::forgetDelivered() {
+  std::lock_guard lock(mutex_);
+  std::erase_if(inFlight_, [this](int tid) {
+    return tid && !threadSignalPending(config_.pid, tid, config_.signo);
+  });
+  if (inFlight_.empty() && !stopped_)
+    endRound(monotonicNs());
+}
+
+bool SignalTimer::signalOutstanding() const {
+  std::lock_guard lock(mutex_);
+  return !inFlight_.empty() || !parked_.empty();
+}
+
+double SignalTimer::rounds() const {
+  std::lock_guard lock(mutex_);
+  return rounds_;
 }
 
 bool SignalTimer::finalRequested() const {
@@ -113,6 +152,9 @@ constexpr double kUnseenStopCost = 1.5;
 // When a signal in flight counts as overdue, and how often the timer then looks whether the
 // program blocks it. A stop of many threads in a slow debugger takes tens of milliseconds.
 constexpr uint64_t kOverdueNs = 200'000'000;
+// How often the timer looks whether the threads its signals went to have ended or block them: a
+// short-lived thread's end must not stall the rounds for long.
+constexpr uint64_t kThreadRecheckNs = 10'000'000;
 
 // How long the inferior must run after a stop that strobe saw last `stopNs`.
 uint64_t runAfterStop(uint64_t stopNs, double maxSlowdown) {
@@ -147,12 +189,57 @@ uint64_t SignalTimer::heldNs() const {
 
 uint64_t SignalTimer::unansweredNs() const {
   std::lock_guard lock(mutex_);
-  return inFlight_ && !blockedNow_ ? monotonicNs() - sentAtNs_ : 0;
+  return !inFlight_.empty() && !blockedNow_ ? monotonicNs() - sentAtNs_ : 0;
 }
 
 uint64_t SignalTimer::pacingHeldNs() const {
   std::lock_guard lock(mutex_);
   return pacingHeldNs_;
+}
+
+bool SignalTimer::send(ProcFile &stat) {
+  std::vector<int> threads;
+  if (config_.threadRounds && !singleThreaded(stat)) {
+    threads = threadsOf(config_.pid);
+    std::erase_if(parked_, [&threads](int tid) { return !std::ranges::count(threads, tid); });
+    std::erase_if(threads, [this](int tid) { return parked_.count(tid) != 0; });
+  }
+  inFlight_.clear();
+  // One thread left to signal: the process's signal reaches it as well, and one that every
+  // thread blocks is then found as for a process.
+  if (threads.size() <= 1) {
+    if (::kill(config_.pid, config_.signo) != 0) {
+      gone_ = errno == ESRCH;
+      return false;
+    }
+    inFlight_.insert(0);
+  }
+  for (size_t i = 0; threads.size() > 1 && i < threads.size(); ++i)
+    if (::syscall(SYS_tgkill, config_.pid, threads[i], config_.signo) == 0)
+      inFlight_.insert(threads[i]); // else it ended since it was listed
+  if (inFlight_.empty()) {
+    gone_ = ::kill(config_.pid, 0) != 0 && errno == ESRCH;
+    return false;
+  }
+  roundSize_ = inFlight_.size();
+  sent_ += roundSize_;
+  sentAtNs_ = monotonicNs();
+  roundStopNs_ = 0;
+  quickestLatencyNs_ = UINT64_MAX;
+  return true;
+}
+
+void SignalTimer::checkThreadsInFlight() {
+  if (inFlight_.count(0) || monotonicNs() - sentAtNs_ < kThreadRecheckNs)
+    return;
+  std::erase_if(inFlight_, [this](int tid) {
+    std::optional<bool> blocks = threadBlocksSignal(config_.pid, tid, config_.signo);
+    if (blocks == true)
+      parked_.insert(tid);
+    return blocks != false; // else on its way: the scheduler or the debugger is slow
+  });
+  if (inFlight_.empty() && !stopped_)
+    endRound(monotonicNs());
 }
 
 void SignalTimer::run() {
@@ -163,10 +250,13 @@ void SignalTimer::run() {
   ProcFile stat("/proc/" + std::to_string(config_.pid) + "/stat");
   std::unique_lock lock(mutex_);
   while (!stop_ && !gone_ && !final_) {
-    auto readyToSend = [this] { return stop_ || (!inFlight_ && !stopped_); };
-    while (!wake_.wait_for(lock, std::chrono::nanoseconds(kOverdueNs), readyToSend))
-      if (inFlight_ && !blockedNow_ && monotonicNs() - sentAtNs_ >= kOverdueNs)
+    auto readyToSend = [this] { return stop_ || (inFlight_.empty() && !stopped_); };
+    auto recheck = [this] { return inFlight_.count(0) ? kOverdueNs : kThreadRecheckNs; };
+    while (!wake_.wait_for(lock, std::chrono::nanoseconds(recheck()), readyToSend)) {
+      checkThreadsInFlight();
+      if (inFlight_.count(0) && !blockedNow_ && monotonicNs() - sentAtNs_ >= kOverdueNs)
         blockedNow_ = signalBlockedEverywhere(config_.pid, config_.signo);
+    }
     // Periods run from send to send, so a cheap stop does not lower the rate; a slow one (many
     // threads, a slow debugger, a loaded machine) lowers it to keep the stops to their share.
     const uint64_t byPeriod = due + static_cast<uint64_t>(config_.periodNs * spread(random));
@@ -193,15 +283,11 @@ void SignalTimer::run() {
     }
     if (holdStartNs_)
       heldNs_ += countedHold(monotonicNs() - std::exchange(holdStartNs_, 0));
-    if (hurry_ || (config_.durationNs && monotonicNs() - start >= *config_.durationNs))
-      final_ = true;
-    if (::kill(config_.pid, config_.signo) != 0) {
-      gone_ = errno == ESRCH;
-      continue;
-    }
-    inFlight_ = true;
-    ++sent_;
-    sentAtNs_ = monotonicNs();
+    const bool last =
+        hurry_ || (config_.durationNs && monotonicNs() - start >= *config_.durationNs);
+    // No stop can come before final_ is set: acknowledge() waits for this lock.
+    if (send(stat))
+      final_ = last;
   }
 }
 

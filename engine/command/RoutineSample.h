@@ -1,6 +1,7 @@
 // A sample stop a front-end hands the engine before its debugger handles the stop
 // (Session::takeRoutineSample), so that the debugger never makes it public: LLDB's stop reply
-// (lldb-plugin/StopReplyTap.h), GDB's wait for the inferior (gdb-ext/WaitTap.h). The front-end
+// (lldb-plugin/StopReplyTap.h), lldb-server's wait for the inferior (lldb-plugin/ServerTap.h),
+// GDB's wait for the inferior (gdb-ext/WaitTap.h). The front-end
 // reads the stopped thread first, so that a stop it cannot read goes the debugger's way
 // untouched; while the engine takes the stop, the front-end's threads() and readThread() answer
 // from that read (active()).
@@ -28,8 +29,10 @@ public:
   bool offer(Session &session, int signo);
 
   bool active() const { return active_; }
-  // While active(): the one thread of the stop, read as snapshot() holds it; a read of another
-  // depth (a breakpoint handler's own) walks the stack again with `walker` (a NativeStack).
+  // While active(): the thread of the stop (the only one the engine reads: a process's only
+  // thread, or the one its signal stopped, Arming::stopsOneThread()), read as snapshot() holds it;
+  // a read of another depth (a breakpoint handler's own) walks the stack again with `walker` (a
+  // NativeStack).
   std::vector<uint64_t> threads() const { return {snapshot_.tid}; }
   template <typename Walker>
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out, Walker &walker) const {

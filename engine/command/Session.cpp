@@ -206,8 +206,10 @@ void Session::Impl::arm(const SamplingPlan &plan) {
   stopWatch.reset(); // the sampling arming reports every stop from now on
   next->signo = sampleSignal(t.isEmulated());
   next->arming = t.arm(*session, next->signo);
-  next->timer = std::make_unique<SignalTimer>(SignalTimer::Config{
-      t.pid(), next->signo, c.header.periodNs, 0.1, plan.duration, plan.maxSlowdown});
+  next->oneThread = next->arming->stopsOneThread();
+  next->timer = std::make_unique<SignalTimer>(
+      SignalTimer::Config{t.pid(), next->signo, c.header.periodNs, 0.1, plan.duration,
+                          plan.maxSlowdown, next->oneThread});
   next->stopsBefore = c.stops;
   if (joining) {
     next->startNs = captureStartNs;
@@ -228,14 +230,14 @@ void Session::Impl::arm(const SamplingPlan &plan) {
 // 1000 Hz and got 240 would not know why, nor what buys more samples. (Not before 20 stops: the
 // time since the last one, up to a period, would weigh too much in the mean.)
 static std::string pacingNote(const LiveCapture &live, uint64_t askedPeriodNs, uint64_t now) {
-  const uint64_t stops = live.stopsTaken();
   const uint64_t reached = live.reachedPeriodNs(now);
   const double asked = 1e9 / static_cast<double>(askedPeriodNs);
   const double rate = 1e9 / static_cast<double>(reached);
-  if (stops < 20 || rate >= 0.9 * asked)
+  if (live.stopsTaken() < 20 || rate >= 0.9 * asked)
     return {};
   // Pacing's doing when it held the signals back for most of the time the rate lost.
-  if (2 * live.timer->pacingHeldNs() >= stops * (reached - std::min(reached, askedPeriodNs)))
+  if (2 * static_cast<double>(live.timer->pacingHeldNs()) >=
+      live.roundsTaken() * static_cast<double>(reached - std::min(reached, askedPeriodNs)))
     return fmt::format("{:.0f} Hz of the {:.0f} Hz asked: the stops were slow, and --overhead "
                        "{:g} % paced them (a higher --overhead buys more samples)",
                        rate, asked, 100 * live.maxSlowdown);
@@ -284,7 +286,7 @@ void Session::Impl::finish(const std::string &reason) {
   uint64_t now = monotonicNs();
   const std::string pacing = pacingNote(*ending, capture->header.periodNs, now);
   const uint64_t reached = ending->reachedPeriodNs(now);
-  bool signalPending = ending->timer->inFlight();
+  bool signalPending = ending->timer->signalOutstanding();
   blockedNote = blockedSignalNote(*ending, true);
   const std::string waiting = waitingNote(*ending);
   ending->timer.reset();
@@ -326,12 +328,15 @@ static bool endsTheProgram(const StopEvent &event) {
          std::find(std::begin(crashes), std::end(crashes), event.signo) != std::end(crashes);
 }
 
-uint64_t Session::Impl::sampleStop() {
+uint64_t Session::Impl::sampleStop(const StopEvent &event) {
   uint64_t begin = monotonicNs();
-  if (auto latency = live->timer->acknowledge())
+  if (auto latency = live->timer->acknowledge(event.tid))
     latencyNs += *latency;
   size_t first = capture->samples.size();
-  live->sampler.sampleAllThreads(begin - live->startNs);
+  if (live->oneThread && event.tid)
+    live->sampler.sampleThread(event.tid, begin - live->startNs);
+  else
+    live->sampler.sampleAllThreads(begin - live->startNs);
   for (size_t i = first; i < capture->samples.size(); ++i)
     profile.add(capture->samples[i]);
   if (live->afterSamples)
@@ -351,7 +356,7 @@ bool Session::Impl::takeRoutineSample(const StopEvent &event) {
                  monotonicNs() - live->lastSymbolizeNs < kSymbolizeEveryNs - kRoutineMarginNs;
   if (!routine)
     return false;
-  sampleStop();
+  sampleStop(event);
   ++routineStops;
   live->timer->resumed();
   return true;
@@ -380,9 +385,14 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
   if (event.kind == StopEvent::Kind::Signal && event.signo == live->signo) {
     // Every sample signal while armed is strobe's: one in flight, or one sent just before the
     // previous capture ended and kept silent for exactly this reason.
-    uint64_t end = sampleStop();
-    if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs)
+    uint64_t end = sampleStop(event);
+    if (live->oneThread)
+      live->timer->forgetDelivered();
+    if (end - live->lastSymbolizeNs >= kSymbolizeEveryNs) {
+      if (live->oneThread) // a stop of every thread: what was kept of ended threads goes
+        live->sampler.retainListedThreads();
       live->checkpoint();
+    }
     live->timer->resumed(); // the rest of this stop is ending the capture or the resume
     if (live->timer->finalRequested() && !live->timer->inFlight()) {
       finish("the duration was reached");

@@ -58,6 +58,9 @@ struct LiveCapture {
   uint64_t stopsBefore = 0;   // the capture's stops from an earlier arming
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
+  // A sample stop halts only the thread signalled (Arming::stopsOneThread()): the timer signals the
+  // threads in turn and each stop samples its own.
+  bool oneThread = false;
   double maxSlowdown = 1.0; // --overhead, as a fraction
   bool blocking = false;    // 'strobe record' waits on it and reports how it ended
   // Runs after each sample stop with the index of its first sample (`strobe loop` reads its
@@ -66,14 +69,20 @@ struct LiveCapture {
 
   LiveCapture(Target &target, Capture &c, unsigned depth) : capture(c), sampler(target, c, depth) {}
 
-  // The mean period of this arming's sample stops up to `now`, which slow stops make longer than
-  // asked; 0 before the first stop. Time in which the program blocked the sample signal is left
-  // out: no period could be kept then, and no sample stands for it.
+  // The mean period of this arming's samples of a thread up to `now`, which slow stops make
+  // longer than asked; 0 before the first stop. Time in which the program blocked the sample
+  // signal is left out: no period could be kept then, and no sample stands for it.
   uint64_t reachedPeriodNs(uint64_t now) const {
     const uint64_t sampled = now - armedNs - std::min(now - armedNs, timer->blockedNs());
-    return stopsTaken() ? sampled / stopsTaken() : 0;
+    const double rounds = roundsTaken();
+    return rounds > 0 ? static_cast<uint64_t>(static_cast<double>(sampled) / rounds) : 0;
   }
   uint64_t stopsTaken() const { return capture.stops - stopsBefore; }
+  // Sample stops in rounds of the process's threads: a stop of the process is one; with one
+  // thread a stop, its share of the threads signalled in turn.
+  double roundsTaken() const {
+    return oneThread ? timer->rounds() : static_cast<double>(stopsTaken());
+  }
 
   // Symbolizes what the last second brought and streams its samples out, so that a debugger that
   // dies mid-capture leaves a trace file holding all but the last second.
@@ -159,8 +168,9 @@ struct Session::Impl {
   std::string replantHeapHooks();
   void finish(const std::string &reason);
   Verdict onStop(const StopEvent &event);
-  // Samples every thread at a sample stop and counts it; returns when it was done.
-  uint64_t sampleStop();
+  // Samples the threads of a sample stop (every thread, or the stopped one with oneThread) and
+  // counts it; returns when it was done.
+  uint64_t sampleStop(const StopEvent &event);
   bool takeRoutineSample(const StopEvent &event);
   std::string status() const;
 };

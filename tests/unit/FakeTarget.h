@@ -6,6 +6,7 @@
 #include "command/Session.h"
 #include "target/Target.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -28,7 +29,11 @@ struct SignalSemaphore {
   SignalSemaphore() { sem_init(&posted, 0, 0); }
 };
 inline SignalSemaphore signalArrived;
-inline void postSignal(int) { sem_post(&signalArrived.posted); }
+inline std::atomic<pid_t> signalledThread{0}; // the thread the last signal stopped
+inline void postSignal(int) {
+  signalledThread = gettid();
+  sem_post(&signalArrived.posted);
+}
 
 class FakeTarget : public Target {
 public:
@@ -37,6 +42,7 @@ public:
     explicit Arm(FakeTarget &t) : target(t) { target.armed = true; }
     ~Arm() override { target.armed = false; }
     void keepSignalSilent() override { target.keptSilent = true; }
+    bool stopsOneThread() const override { return target.oneThreadStops; }
   };
 
   FakeTarget() {
@@ -159,7 +165,9 @@ public:
       deadline.tv_sec += 5;
       while (sem_timedwait(&signalArrived.posted, &deadline) != 0 && errno == EINTR)
         ;
-      StopEvent event{StopEvent::Kind::Signal, 1001, Session::sampleSignal(), 0, ""};
+      StopEvent event{StopEvent::Kind::Signal,
+                      oneThreadStops ? static_cast<uint64_t>(signalledThread.load()) : 1001,
+                      Session::sampleSignal(), 0, ""};
       if (routineStops) {
         inRoutineSample = true;
         // Through RoutineSample, as the front-ends do: thread 1001 read first, alone.
@@ -194,6 +202,9 @@ public:
   bool routineStops = false;
   // ...through a RoutineSample of thread 1001 alone, as the front-ends do.
   bool oneThreadRoutines = false;
+  // A sample stop halts the signalled thread alone (Arming::stopsOneThread()): the timer signals
+  // this process's threads, and the stop is the thread's that took the signal.
+  bool oneThreadStops = false;
   RoutineSample routine;
   size_t rewalks = 0;
   bool inRoutineSample = false;

@@ -46,6 +46,21 @@ TEST_F(SessionTest, RecordStopsAfterTheRequestedSampleCount) {
   EXPECT_FALSE(target.armed) << "the arming must be released when the capture ends";
 }
 
+TEST_F(SessionTest, AStopOfOneThreadSamplesThatThreadAlone) {
+  // This process's threads are signalled in turn (the timer's own blocks the signal and sits out
+  // the rounds once found), and each stop reads only the thread that took the signal.
+  const auto self = static_cast<uint64_t>(gettid());
+  target.oneThreadStops = true;
+  target.threadIds = {self, 1002};
+  target.script[self] = {0x401010};
+  std::string out = run("record --samples 5 --frequency 2000");
+  EXPECT_NE(out.find("sampling ended: 5 sample stops were taken; 5 samples of 1 thread"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(target.reads.count(1002), 0u) << "thread 1002 took no signal, so it is not read";
+  EXPECT_EQ(target.reads[self], 5u);
+}
+
 TEST_F(SessionTest, RecordStopsAfterTheDuration) {
   std::string out = run("record --duration 60ms --frequency 1000 --overhead 100");
   EXPECT_NE(out.find("the duration was reached"), std::string::npos) << out;

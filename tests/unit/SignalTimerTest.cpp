@@ -1,5 +1,6 @@
 #include "capture/SignalTimer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace strobe;
 
@@ -19,9 +21,9 @@ void onSignal(int) { received++; }
 struct SignalCatcher {
   int signo;
   struct sigaction previous {};
-  explicit SignalCatcher(int s) : signo(s) {
+  explicit SignalCatcher(int s, void (*handler)(int) = onSignal) : signo(s) {
     struct sigaction action {};
-    action.sa_handler = onSignal;
+    action.sa_handler = handler;
     sigaction(signo, &action, &previous);
     received = 0;
   }
@@ -217,4 +219,84 @@ TEST(SignalTimer, PacedPeriodIsTheAskedOneUntilAStopIsSlow) {
   // A 4 ms stop then at least 4 ms x 1.5 / 5 % = 120 ms of run: a period of 124 ms or more.
   EXPECT_GE(timer.pacedPeriodNs(), 124'000'000u);
   EXPECT_LT(timer.pacedPeriodNs(), 1'000'000'000u);
+}
+
+namespace {
+
+// Which threads of this process the sample signal reached, in the order it did.
+std::atomic<int> reachedCount{0};
+std::atomic<pid_t> reached[64];
+void onThreadSignal(int) {
+  int slot = reachedCount++;
+  if (slot < 64)
+    reached[slot] = gettid();
+}
+
+// Threads of this process that wait, the sample signal unblocked, until told to end.
+struct WaitingThreads {
+  std::atomic<bool> end{false};
+  std::vector<std::thread> threads;
+  std::atomic<int> started{0};
+  explicit WaitingThreads(int n) {
+    for (int i = 0; i < n; ++i)
+      threads.emplace_back([this] {
+        ++started;
+        while (!end)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+    waitFor([&] { return started == n; });
+  }
+  ~WaitingThreads() {
+    end = true;
+    for (std::thread &t : threads)
+      t.join();
+  }
+};
+
+} // namespace
+
+TEST(SignalTimer, ThreadRoundsSignalEveryThreadAndWaitForEachStop) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo, onThreadSignal);
+  reachedCount = 0;
+  WaitingThreads waiting(2);
+  // This thread, the two waiting ones and the timer's own, which blocks every signal: the signal
+  // sent to it waits there for ever, so the timer takes it out of the rounds.
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, 1.0, true});
+  waitFor([&] { return reachedCount >= 3; });
+  ASSERT_EQ(reachedCount.load(), 3);
+  EXPECT_EQ(timer.signalsSent(), 4u) << "one signal to each of the four threads, at once";
+  std::vector<pid_t> tids(reached, reached + 3);
+  EXPECT_NE(std::find(tids.begin(), tids.end(), gettid()), tids.end());
+  EXPECT_FALSE(timer.acknowledge(1).has_value()) << "no signal went to thread 1";
+  EXPECT_TRUE(timer.inFlight());
+  for (size_t i = 0; i < tids.size(); ++i) {
+    ASSERT_TRUE(timer.acknowledge(static_cast<uint64_t>(tids[i])).has_value());
+    EXPECT_FALSE(timer.acknowledge(static_cast<uint64_t>(tids[i])).has_value());
+    timer.resumed();
+  }
+  // Still waiting for the timer's thread until it is found to block the signal.
+  waitFor([&] { return timer.signalsSent() > 4; });
+  EXPECT_EQ(timer.signalsSent(), 7u) << "the next round leaves the blocking thread out";
+  EXPECT_DOUBLE_EQ(timer.rounds(), 0.75) << "three of a round of four answered";
+  EXPECT_TRUE(timer.signalOutstanding()) << "the blocking thread holds a signal";
+}
+
+TEST(SignalTimer, ARoundNoLongerWaitsForSignalsAStopOfEveryThreadTook) {
+  const int signo = SIGRTMAX - 1;
+  SignalCatcher catcher(signo, onThreadSignal);
+  reachedCount = 0;
+  WaitingThreads waiting(2);
+  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, 1.0, true});
+  waitFor([&] { return reachedCount >= 3; });
+  ASSERT_EQ(reachedCount.load(), 3);
+  // One stop answered; the other two signals were delivered with no stop answered for them, as
+  // when LLDB's stop of every thread drops the sample signals of the threads it did not report.
+  ASSERT_TRUE(timer.acknowledge(static_cast<uint64_t>(reached[0].load())).has_value());
+  timer.resumed();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(timer.signalsSent(), 4u) << "the round still waits";
+  timer.forgetDelivered();
+  waitFor([&] { return timer.signalsSent() > 4; });
+  EXPECT_GT(timer.signalsSent(), 4u);
 }
