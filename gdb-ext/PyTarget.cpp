@@ -48,6 +48,8 @@ public:
     handle_.attr("keep_signal_silent")();
   }
 
+  bool stopsOneThread() const override { return tap && tap->armed(); }
+
   std::optional<WaitTap::Armed> tap;
 
 private:

@@ -1,7 +1,5 @@
 #include "WaitTap.h"
 
-#include "capture/ProcFile.h"
-
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -10,8 +8,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fmt/format.h>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace strobe::gdb {
 namespace {
@@ -20,17 +20,26 @@ struct TapState {
   int pid;
   int signo;
   WaitTap::Take take;
-  ProcFile stat;     // /proc/PID/stat, for the number of threads
-  long resumedBy{0}; // GDB's latest request that resumed the process; 0: none since arming
+  // GDB's latest request that resumed each thread since arming; a thread absent: none.
+  std::unordered_map<pid_t, long> resumedBy;
 };
 
 std::optional<TapState> tapState; // GDB's main thread only: it arms, waits and resumes
 
+// Whether thread `tid` belongs to the armed process (GDB may debug others beside it).
+bool ofArmedProcess(pid_t tid) {
+  return tid == tapState->pid ||
+         access(fmt::format("/proc/{}/task/{}", tapState->pid, tid).c_str(), F_OK) == 0;
+}
+
 // Whether a stop (`status` of waitpid for `tid`) is a sample stop the tap may take.
 bool takes(pid_t tid, int status) {
-  if (!tapState || tid != tapState->pid || !WIFSTOPPED(status) ||
-      WSTOPSIG(status) != tapState->signo || (status >> 16) != 0 ||
-      tapState->resumedBy != PTRACE_CONT || !singleThreaded(tapState->stat))
+  if (!tapState || !WIFSTOPPED(status) || WSTOPSIG(status) != tapState->signo ||
+      (status >> 16) != 0)
+    return false;
+  auto resumed = tapState->resumedBy.find(tid);
+  if (resumed == tapState->resumedBy.end() || resumed->second != PTRACE_CONT ||
+      !ofArmedProcess(tid))
     return false;
   bool taken = false;
   try {
@@ -48,7 +57,11 @@ bool takes(pid_t tid, int status) {
 pid_t tappedWaitpid(pid_t pid, int *status, int options) {
   for (;;) {
     pid_t reported = ::waitpid(pid, status, options);
-    if (reported <= 0 || !status || !takes(reported, *status))
+    if (reported <= 0 || !status)
+      return reported;
+    if (tapState && (WIFEXITED(*status) || WIFSIGNALED(*status)))
+      tapState->resumedBy.erase(reported);
+    if (!takes(reported, *status))
       return reported;
   }
 }
@@ -56,7 +69,7 @@ pid_t tappedWaitpid(pid_t pid, int *status, int options) {
 // glibc declares ptrace variadic; GDB passes all four arguments, in the registers a fixed
 // four-argument function reads them from.
 long tappedPtrace(int request, pid_t pid, void *address, void *data) {
-  if (tapState && pid == tapState->pid)
+  if (tapState)
     switch (request) {
     case PTRACE_CONT:
     case PTRACE_SINGLESTEP:
@@ -66,7 +79,7 @@ long tappedPtrace(int request, pid_t pid, void *address, void *data) {
     case PTRACE_LISTEN:
     case PTRACE_DETACH:
     case PTRACE_KILL:
-      tapState->resumedBy = request;
+      tapState->resumedBy[pid] = request;
       break;
     default:
       break;
@@ -174,8 +187,7 @@ bool installed() {
 WaitTap::Armed::Armed(int pid, int signo, Take take) {
   if (!installed())
     return;
-  tapState.emplace(
-      TapState{pid, signo, std::move(take), ProcFile("/proc/" + std::to_string(pid) + "/stat")});
+  tapState.emplace(TapState{pid, signo, std::move(take), {}});
   armed_ = true;
 }
 

@@ -6,12 +6,13 @@
 // strobe reads a register (bench/RESULTS.md). GDB learns of a native inferior's stops from
 // waitpid() and resumes it with ptrace(), both called through its executable's PLT, on its main
 // thread, where strobe runs; that thread is the inferior's tracer. So while armed, GDB's two
-// calls go through this tap: a sample stop of the armed process while it has one thread, resumed
-// by GDB with PTRACE_CONT, is offered to `take`, which samples it (PTRACE_GETREGS, the stack by
-// strobe's unwinder); a stop it takes is resumed here, as GDB would (the signal not passed on),
-// and waitpid() looks again. Every other stop, and every stop while disarmed, reaches GDB
-// unchanged: a stop GDB made by stepping, another thread's, one the engine declines (the capture
-// ends at it, the engine symbolizes).
+// calls go through this tap: a sample stop of a thread of the armed process that GDB last resumed
+// with PTRACE_CONT is offered to `take`, which samples it (PTRACE_GETREGS, the stack by strobe's
+// unwinder); a stop it takes is resumed here, as GDB would (the signal not passed on), and
+// waitpid() looks again, the other threads running all along (the engine samples the thread
+// alone: Arming::stopsOneThread()). Every other stop, and every stop while disarmed, reaches GDB
+// unchanged: a stop GDB made by stepping, one the engine declines (the capture ends at it, the
+// engine symbolizes).
 //
 // Patched once, for GDB's life: a patched call costs one comparison while disarmed.
 #pragma once

@@ -232,6 +232,8 @@ public:
   // way. settle() looks at the kernel's queue and the threads' stop reasons instead, which tell.
   void keepSignalSilent() override {}
 
+  bool stopsOneThread() const override { return serverTap_ != nullptr; }
+
 private:
   LldbTarget &target_;
   StopOnExec stopOnExec_;

@@ -112,7 +112,7 @@ std::unique_ptr<ServerTap> ServerTap::arm(int pid, int signo, Take take) {
 }
 
 ServerTap::ServerTap(TapChannel *channel, int pid, int signo, Take take)
-    : channel_(channel), stat_("/proc/" + std::to_string(pid) + "/stat"), take_(std::move(take)) {
+    : channel_(channel), take_(std::move(take)) {
   channel_->signo.store(signo, std::memory_order_relaxed);
   channel_->armedPid.store(pid, std::memory_order_release);
   // Every signal blocked, as on the sample timer's thread: the kernel must not hand this thread
@@ -141,10 +141,10 @@ void ServerTap::run() {
       waitWhile(channel_->state, state, kListenNs);
       continue;
     }
-    const bool taken = !stopping_ && singleThreaded(stat_) &&
-                       take_(static_cast<uint64_t>(channel_->tid),
-                             {channel_->registers, std::min<size_t>(channel_->registersSize,
-                                                                    sizeof channel_->registers)});
+    const bool taken =
+        !stopping_ && take_(static_cast<uint64_t>(channel_->tid),
+                            {channel_->registers, std::min<size_t>(channel_->registersSize,
+                                                                   sizeof channel_->registers)});
     expected = TapChannel::Taking;
     channel_->state.compare_exchange_strong(expected,
                                             taken ? TapChannel::Taken : TapChannel::Declined);

@@ -9,11 +9,10 @@
 // load`; for any other (a remote lldb-server, a process started before) arm() finds no channel and
 // the plugin uses StopReplyTap.
 //
-// The library posts every sample stop; the plugin takes one only where the engine samples every
-// thread at a stop, a process of one thread: a stop of several goes on to lldb-server.
+// A stop of one thread leaves the others running (Arming::stopsOneThread()): the engine signals
+// the threads of a process in turn, and each stop samples its own thread.
 #pragma once
 
-#include "capture/ProcFile.h"
 #include "server-tap/TapChannel.h"
 
 #include <lldb/API/SBDebugger.h>
@@ -52,7 +51,6 @@ private:
   void run();
 
   TapChannel *channel_;
-  ProcFile stat_; // the process's, for its number of threads
   Take take_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

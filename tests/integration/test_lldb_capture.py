@@ -147,7 +147,7 @@ class LldbCapture(unittest.TestCase):
         # The first short-lived thread starts once every worker is running.
         rc, out = harness.lldb(
             ["b short_lived", "run", "breakpoint delete 1",
-             "strobe record --duration 2 --frequency 200 --overhead 100",
+             "strobe record --duration 2 --frequency 200 --overhead 100", "strobe status",
              "strobe profile --by thread",
              "strobe profile --by module",
              "script import glob, os; print('syscall files open:', sum(os.path.realpath(fd)"
@@ -170,6 +170,9 @@ class LldbCapture(unittest.TestCase):
         self.assertRegex(out, r"(?m)^\s*[1-9]\d*\s+[\d.]+%.*\s\[syscall\]$")
         # Each thread's /proc syscall file, open while sampling, is closed when it ends.
         self.assertIn("syscall files open: 0", out)
+        # Each thread is signalled and sampled on its own inside lldb-server, the others running.
+        stops, private = harness.routine_stops(self, out)
+        self.assertGreaterEqual(private, 0.9 * stops, out)
 
     def test_saved_capture_reads_back_in_strobe_report(self):
         if not harness.STROBE_REPORT or not os.path.exists(harness.STROBE_REPORT):
