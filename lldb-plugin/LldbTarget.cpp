@@ -198,8 +198,9 @@ public:
     target_.armedSignal_ = signo;
     target_.armedHostSignal_ = hostSigno;
     target_.interceptContinue(true);
-    // Where strobe can read the stopped thread's memory itself and lldb-server's stop reply
-    // holds its registers, sample stops need not be public (see StopReplyTap).
+    // Where strobe can read the stopped thread's memory itself, sample stops need not be public:
+    // strobe's library in lldb-server hands each over before lldb-server reports it (ServerTap);
+    // without it, lldb-server's stop reply holds the thread's registers (StopReplyTap).
     const LldbTarget::CaptureSetup &setup = target_.setup_;
     if (hostSigno != 0 && setup.native)
       serverTap_ = ServerTap::arm(target_.pid(), hostSigno,
