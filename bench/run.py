@@ -206,26 +206,43 @@ def held_section():
 
 
 def threads_section():
-    # 8 busy threads: the cost of one stop of all threads, from the rate strobe reaches when asked
-    # for far more stops than it can take. One signal is in flight at a time, and --overhead 1000
-    # lets the inferior run only a tenth of a stop's time (times 1.5, for the cost strobe does not
-    # see) between stops, so a cycle from one signal to the next is 1.15 stops.
-    print(f"\n## 8 busy threads (`examples/threads {THREAD_SECONDS} 8`), saturated at 5000 Hz "
-          "requested\n")
-    print("| sampler | stops (raw ptrace: the whole run; strobe: a 2 s capture) | "
-          "µs per stop (all threads) |")
-    print("|---|---|---|")
+    # 8 busy threads on this machine's cores: how many samples of a thread each sampler takes in
+    # a second when asked for 1000 Hz with --overhead 100, and how long each stop holds its thread
+    # (kernel timestamps, bench/stop_hold.py). raw ptrace interrupts every thread and resumes each
+    # once read; strobe signals each thread where its front-end takes a stop of one thread while
+    # the others run (GDB, LLDB with its library in lldb-server), else the debugger stops them all
+    # (LLDB with the library off: STROBE_SERVER_TAP=0).
+    print(f"\n## 8 busy threads (`examples/threads {THREAD_SECONDS} 8`), 1000 Hz asked\n")
+    print("| sampler | samples of a thread | per second | stops traced | held median (µs) | "
+          "p90 (µs) | p99 (µs) |")
+    print("|---|---|---|---|---|---|---|")
     thr_args = [threads, str(THREAD_SECONDS), "8"]
-    out, n, us = run_ptrace(thr_args, 5000)
-    print(f"| raw ptrace | {n} | {us:.0f} (tracer side) |")
-    for name, debugger in (("GDB + strobe", "gdb"), ("LLDB + strobe", "lldb")):
-        out = debugger_session(debugger, thr_args, [
-            "strobe record --frequency 5000 --overhead 1000 --duration 2", "strobe status"])
-        stops = stops_of(out)
-        m = re.search(r"over ([\d.]+) s", out)
-        dur = float(m.group(1)) if m else 2.0
-        print(f"| {name} | {stops} | {dur / stops * 1e6 / 1.15:.0f} |" if stops
-              else f"| {name} | 0 | – |")
+    capture = ["strobe record --frequency 1000 --overhead 100 --duration 2", "strobe status"]
+
+    def ptrace_samples():
+        run_ptrace(thr_args, 1000)
+        return None, THREAD_SECONDS  # one sample per stop traced
+
+    def strobe_samples(debugger, tap="1"):
+        os.environ["STROBE_SERVER_TAP"] = tap
+        try:
+            out = debugger_session(debugger, thr_args, capture)
+        finally:
+            del os.environ["STROBE_SERVER_TAP"]
+        m = re.search(r"(\d+) samples? of \d+ threads?, \d+ stops? over ([\d.]+) s", out)
+        return (int(m.group(1)), float(m.group(2))) if m else (0, 2.0)
+
+    for name, run in (("raw ptrace (every thread, each resumed once read)", ptrace_samples),
+                      ("GDB + strobe", lambda: strobe_samples("gdb")),
+                      ("LLDB + strobe", lambda: strobe_samples("lldb")),
+                      ("LLDB + strobe, library off", lambda: strobe_samples("lldb", "0"))):
+        with SchedTrace() as trace:
+            samples, seconds = run()
+        held = sorted(trace.held_us(os.path.basename(threads)))
+        samples = len(held) if samples is None else samples
+        at = lambda q: held[min(len(held) - 1, int(q * len(held)))] if held else float("nan")
+        print(f"| {name} | {samples} | {samples / seconds:.0f} | {len(held)} | {at(0.5):.0f} | "
+              f"{at(0.9):.0f} | {at(0.99):.0f} |")
 
     # The same fixture at the default pacing, against perf: the work the eight threads got done
     # in their 3 s, each run paired with a native run.
