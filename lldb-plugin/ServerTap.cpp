@@ -1,6 +1,7 @@
 #include "ServerTap.h"
 
 #include "Locations.h"
+#include "target/QuietThread.h"
 
 #include <lldb/API/SBCommandInterpreter.h>
 #include <lldb/API/SBCommandReturnObject.h>
@@ -12,7 +13,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <filesystem>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -115,13 +115,7 @@ ServerTap::ServerTap(TapChannel *channel, int pid, int signo, Take take)
     : channel_(channel), take_(std::move(take)) {
   channel_->signo.store(signo, std::memory_order_relaxed);
   channel_->armedPid.store(pid, std::memory_order_release);
-  // Every signal blocked, as on the sample timer's thread: the kernel must not hand this thread
-  // a signal meant for LLDB.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this] { run(); });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_ = quietThread([this] { run(); });
 }
 
 ServerTap::~ServerTap() {

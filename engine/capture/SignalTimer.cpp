@@ -1,6 +1,7 @@
 #include "capture/SignalTimer.h"
 
 #include "capture/ProcFile.h"
+#include "target/QuietThread.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,15 +23,8 @@ uint64_t monotonicNs() {
       .count();
 }
 
-SignalTimer::SignalTimer(Config config) : config_(config) {
-  // The thread lives inside the debugger's process: with any signal unblocked, the kernel could
-  // hand it the debugger's own SIGCHLD, and GDB, waiting for that in sigsuspend, would hang.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this] { run(); });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-}
+SignalTimer::SignalTimer(Config config)
+    : config_(config), thread_(quietThread([this] { run(); })) {}
 
 SignalTimer::~SignalTimer() {
   {
