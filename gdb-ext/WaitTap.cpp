@@ -1,5 +1,7 @@
 #include "WaitTap.h"
 
+#include "native/ResumeLog.h"
+
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -11,7 +13,6 @@
 #include <fmt/format.h>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 namespace strobe::gdb {
 namespace {
@@ -20,8 +21,7 @@ struct TapState {
   int pid;
   int signo;
   WaitTap::Take take;
-  // GDB's latest request that resumed each thread since arming; a thread absent: none.
-  std::unordered_map<pid_t, long> resumedBy;
+  ResumeLog resumes; // GDB's requests since arming
 };
 
 std::optional<TapState> tapState; // GDB's main thread only: it arms, waits and resumes
@@ -37,9 +37,7 @@ bool takes(pid_t tid, int status) {
   if (!tapState || !WIFSTOPPED(status) || WSTOPSIG(status) != tapState->signo ||
       (status >> 16) != 0)
     return false;
-  auto resumed = tapState->resumedBy.find(tid);
-  if (resumed == tapState->resumedBy.end() || resumed->second != PTRACE_CONT ||
-      !ofArmedProcess(tid))
+  if (!tapState->resumes.continued(tid) || !ofArmedProcess(tid))
     return false;
   bool taken = false;
   try {
@@ -60,7 +58,7 @@ pid_t tappedWaitpid(pid_t pid, int *status, int options) {
     if (reported <= 0 || !status)
       return reported;
     if (tapState && (WIFEXITED(*status) || WIFSIGNALED(*status)))
-      tapState->resumedBy.erase(reported);
+      tapState->resumes.forget(reported);
     if (!takes(reported, *status))
       return reported;
   }
@@ -70,20 +68,7 @@ pid_t tappedWaitpid(pid_t pid, int *status, int options) {
 // four-argument function reads them from.
 long tappedPtrace(int request, pid_t pid, void *address, void *data) {
   if (tapState)
-    switch (request) {
-    case PTRACE_CONT:
-    case PTRACE_SINGLESTEP:
-    case PTRACE_SYSCALL:
-    case PTRACE_SYSEMU:
-    case PTRACE_SYSEMU_SINGLESTEP:
-    case PTRACE_LISTEN:
-    case PTRACE_DETACH:
-    case PTRACE_KILL:
-      tapState->resumedBy[pid] = request;
-      break;
-    default:
-      break;
-    }
+    tapState->resumes.note(request, pid);
   return ::ptrace(static_cast<__ptrace_request>(request), pid, address, data);
 }
 
@@ -187,7 +172,7 @@ bool installed() {
 WaitTap::Armed::Armed(int pid, int signo, Take take) {
   if (!installed())
     return;
-  tapState.emplace(TapState{pid, signo, std::move(take), {}});
+  tapState.emplace(pid, signo, std::move(take));
   armed_ = true;
 }
 

@@ -14,6 +14,7 @@
 // resumes a signal it neither stops for nor passes, and waitpid() looks again; every other stop,
 // and every stop while nothing is armed, reaches lldb-server unchanged.
 #include "TapChannel.h"
+#include "native/ResumeLog.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -26,9 +27,7 @@
 
 #include <cstdarg>
 #include <cstdlib>
-#include <mutex>
 #include <new>
-#include <unordered_map>
 
 namespace strobe::lldb_plugin {
 namespace {
@@ -43,30 +42,7 @@ using PtraceFunction = long (*)(int, pid_t, void *, void *);
 PtraceFunction realPtrace = nullptr;
 TapChannel *channel = nullptr; // null when the page could not be made: every call passes through
 
-std::mutex resumesMutex;
-std::unordered_map<pid_t, long> resumedBy; // each thread's latest request that resumed it
-
-bool resumes(long request) {
-  switch (request) {
-  case PTRACE_CONT:
-  case PTRACE_SINGLESTEP:
-  case PTRACE_SYSCALL:
-  case PTRACE_SYSEMU:
-  case PTRACE_SYSEMU_SINGLESTEP:
-  case PTRACE_LISTEN:
-  case PTRACE_DETACH:
-  case PTRACE_KILL:
-    return true;
-  default:
-    return false;
-  }
-}
-
-long lastResume(pid_t tid) {
-  std::lock_guard lock(resumesMutex);
-  auto it = resumedBy.find(tid);
-  return it == resumedBy.end() ? 0 : it->second;
-}
+ResumeLog resumes;
 
 uint64_t monotonicNs() {
   timespec now{};
@@ -113,8 +89,8 @@ bool taken(pid_t tid, int status) {
   if (!c || !WIFSTOPPED(status) || (status >> 16) != 0 ||
       c->armedPid.load(std::memory_order_acquire) == 0 ||
       WSTOPSIG(status) != c->signo.load(std::memory_order_relaxed) ||
-      c->state.load(std::memory_order_acquire) != TapChannel::Idle ||
-      lastResume(tid) != PTRACE_CONT || !answered(*c, tid))
+      c->state.load(std::memory_order_acquire) != TapChannel::Idle || !resumes.continued(tid) ||
+      !answered(*c, tid))
     return false;
   // Should the thread have died meanwhile, the next waitpid() reports it.
   realPtrace(PTRACE_CONT, tid, nullptr, nullptr);
@@ -157,10 +133,8 @@ extern "C" __attribute__((visibility("default"))) pid_t waitpid(pid_t pid, int *
     pid_t reported = wait4(pid, where, options, nullptr);
     if (reported <= 0)
       return reported;
-    if (WIFEXITED(*where) || WIFSIGNALED(*where)) {
-      std::lock_guard lock(resumesMutex);
-      resumedBy.erase(reported);
-    }
+    if (WIFEXITED(*where) || WIFSIGNALED(*where))
+      resumes.forget(reported);
     if (!taken(reported, *where))
       return reported;
   }
@@ -174,9 +148,6 @@ extern "C" __attribute__((visibility("default"))) long ptrace(enum __ptrace_requ
   void *address = va_arg(arguments, void *);
   void *data = va_arg(arguments, void *);
   va_end(arguments);
-  if (resumes(request)) {
-    std::lock_guard lock(resumesMutex);
-    resumedBy[pid] = request;
-  }
+  resumes.note(request, pid);
   return realPtrace(request, pid, address, data);
 }
