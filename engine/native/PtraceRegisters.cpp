@@ -12,22 +12,42 @@ namespace strobe {
 #if defined(__x86_64__) || defined(__aarch64__)
 namespace {
 
+#if defined(__x86_64__)
+constexpr Isa kHostIsa = Isa::X86_64;
+#else
+constexpr Isa kHostIsa = Isa::AArch64;
+#endif
+
 // ptrace() is variadic and reads its address argument as a pointer.
 void *regset(uintptr_t type) { return reinterpret_cast<void *>(type); }
 
+// The kernel's user_regs_struct in `prstatus`, when that is a register set of `isa` on this host.
+bool hostRegisters(Isa isa, std::span<const uint8_t> prstatus, user_regs_struct &r) {
+  if (isa != kHostIsa || prstatus.size() != sizeof r)
+    return false;
+  std::memcpy(&r, prstatus.data(), sizeof r);
+  return true;
+}
+
 } // namespace
+
+bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
+  user_regs_struct r{};
+  iovec io{&r, sizeof r};
+  if (isa != kHostIsa ||
+      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
+    return false;
+  return registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), io.iov_len}, regs);
+}
 #endif
 
 #if defined(__x86_64__)
 
-constexpr Isa kHostIsa = Isa::X86_64;
-
 bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
                            std::vector<uint64_t> &regs) {
   user_regs_struct r;
-  if (isa != kHostIsa || prstatus.size() != sizeof r)
+  if (!hostRegisters(isa, prstatus, r))
     return false;
-  std::memcpy(&r, prstatus.data(), sizeof r);
   regs = {r.rax, r.rbx, r.rcx, r.rdx,    r.rsi,     r.rdi,     r.rbp,
           r.rsp, r.r8,  r.r9,  r.r10,    r.r11,     r.r12,     r.r13,
           r.r14, r.r15, r.rip, r.eflags, r.fs_base, r.gs_base, r.orig_rax};
@@ -51,14 +71,11 @@ bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
 
 #elif defined(__aarch64__)
 
-constexpr Isa kHostIsa = Isa::AArch64;
-
 bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
                            std::vector<uint64_t> &regs) {
   user_regs_struct r;
-  if (isa != kHostIsa || prstatus.size() != sizeof r)
+  if (!hostRegisters(isa, prstatus, r))
     return false;
-  std::memcpy(&r, prstatus.data(), sizeof r);
   regs.assign(r.regs, r.regs + 31);
   regs.push_back(r.sp);
   regs.push_back(r.pc);
@@ -80,19 +97,6 @@ bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
   values.push_back(fp.fpsr);
   values.push_back(fp.fpcr);
   return true;
-}
-
-#endif
-
-#if defined(__x86_64__) || defined(__aarch64__)
-
-bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
-  user_regs_struct r{};
-  iovec io{&r, sizeof r};
-  if (isa != kHostIsa ||
-      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
-    return false;
-  return registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), io.iov_len}, regs);
 }
 
 #else
