@@ -253,17 +253,24 @@ struct WaitingThreads {
   }
 };
 
+// A timer signalling this process's threads in rounds: this thread, two waiting ones and the
+// timer's own, which blocks every signal, so that the signal sent to it waits there for ever and
+// the timer takes it out of the rounds. The first round's signals have reached the other three.
+struct FirstRound {
+  SignalCatcher catcher{SIGRTMAX - 1, onThreadSignal};
+  WaitingThreads waiting{2};
+  SignalTimer timer{{getpid(), SIGRTMAX - 1, 1'000'000, 0.1, std::nullopt, 1.0, true}};
+  FirstRound() {
+    waitFor([&] { return reachedCount >= 3; });
+  }
+};
+
 } // namespace
 
 TEST(SignalTimer, ThreadRoundsSignalEveryThreadAndWaitForEachStop) {
-  const int signo = SIGRTMAX - 1;
-  SignalCatcher catcher(signo, onThreadSignal);
   reachedCount = 0;
-  WaitingThreads waiting(2);
-  // This thread, the two waiting ones and the timer's own, which blocks every signal: the signal
-  // sent to it waits there for ever, so the timer takes it out of the rounds.
-  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, 1.0, true});
-  waitFor([&] { return reachedCount >= 3; });
+  FirstRound round;
+  SignalTimer &timer = round.timer;
   ASSERT_EQ(reachedCount.load(), 3);
   EXPECT_EQ(timer.signalsSent(), 4u) << "one signal to each of the four threads, at once";
   std::vector<pid_t> tids(reached, reached + 3);
@@ -283,12 +290,9 @@ TEST(SignalTimer, ThreadRoundsSignalEveryThreadAndWaitForEachStop) {
 }
 
 TEST(SignalTimer, ARoundNoLongerWaitsForSignalsAStopOfEveryThreadTook) {
-  const int signo = SIGRTMAX - 1;
-  SignalCatcher catcher(signo, onThreadSignal);
   reachedCount = 0;
-  WaitingThreads waiting(2);
-  SignalTimer timer({getpid(), signo, 1'000'000, 0.1, std::nullopt, 1.0, true});
-  waitFor([&] { return reachedCount >= 3; });
+  FirstRound round;
+  SignalTimer &timer = round.timer;
   ASSERT_EQ(reachedCount.load(), 3);
   // One stop answered; the other two signals were delivered with no stop answered for them, as
   // when LLDB's stop of every thread drops the sample signals of the threads it did not report.
