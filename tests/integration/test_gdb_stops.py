@@ -38,6 +38,25 @@ class StopsReachTheUserTest(unittest.TestCase):
         self.assertRegex(out, r"#0 +compute_ten \(\)")
         self.assert_no_leftovers(out)
 
+    def test_breakpoint_of_one_thread_while_every_thread_is_signalled(self):
+        # A thread that starts every 20 ms hits the user's breakpoint while strobe signals the
+        # busy threads one by one: the stop is the user's, the signals still in flight stay silent,
+        # and the program runs on to its end.
+        rc, out = harness.gdb(["break main", "run", "break short_lived", "ignore $bpnum 10",
+                               "strobe record --frequency 1000 --overhead 100", "continue",
+                               "delete", "continue"],
+                              harness.fixture("threads"), ["2", "4"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"hit Breakpoint 2, short_lived \(")
+        threads = re.search(r"the process stopped at a breakpoint; [1-9]\d* samples of (\d+) "
+                            r"threads", out)
+        self.assertIsNotNone(threads, out)
+        self.assertGreaterEqual(int(threads.group(1)), 6, out)  # main, parked, 4 workers
+        self.assertEqual(len(re.findall(r"hit Breakpoint 2, short_lived", out)), 2, out)
+        self.assertNotIn("SIG63", out)
+        self.assertRegex(out, r"\[Inferior 1 \(process \d+\) exited normally\]")
+        self.assert_no_leftovers(out)
+
     def test_exit_keeps_the_samples(self):
         rc, out = harness.gdb(["break main", "run", "strobe record --frequency 500",
                                "strobe profile"], harness.fixture("demo"), ["1"])

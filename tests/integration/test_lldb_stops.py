@@ -31,6 +31,23 @@ class LldbStops(unittest.TestCase):
     def setUp(self):
         require_lldb_plugin()
 
+    def test_breakpoint_of_one_thread_while_every_thread_is_signalled(self):
+        # A thread that starts every 20 ms hits the user's breakpoint while strobe signals the
+        # busy threads one by one inside lldb-server: the stop is the user's, the signals still in
+        # flight stay silent, and the program runs on to its end.
+        rc, out = harness.lldb(
+            ["b main", "run", "b short_lived", "breakpoint modify -i 10 2",
+             "strobe record --frequency 1000 --overhead 100", "continue",
+             "breakpoint delete 2", "continue"],
+            harness.fixture("threads"), ["2", "4"])
+        self.assertEqual(rc, 0, out)
+        reason, samples = harness.ended(out)
+        self.assertEqual(reason, "the process stopped at a breakpoint", out)
+        self.assertGreater(samples, SAMPLING_RAN, out)
+        self.assertEqual(len(re.findall(r"stop reason = breakpoint 2\.1", out)), 2, out)
+        self.assertNotIn(f"signal {SAMPLE_SIGNAL}", out)
+        self.assertRegex(out, r"exited with status = 0")
+
     def test_user_breakpoint_ends_record_and_reaches_the_user(self):
         rc, out = harness.lldb(
             ["b main", "run", "process handle SIGRTMAX-1", f"b {DEMO_DONE}",
