@@ -10,7 +10,7 @@
 // the plugin uses StopReplyTap.
 //
 // A stop of one thread leaves the others running (Arming::stopsOneThread()): the engine signals
-// the threads of a process in turn, and each stop samples its own thread.
+// every thread of a process each period, and each stop samples its own thread.
 #pragma once
 
 #include "server-tap/TapChannel.h"

@@ -58,8 +58,8 @@ struct LiveCapture {
   uint64_t stopsBefore = 0;   // the capture's stops from an earlier arming
   uint64_t lastSymbolizeNs = startNs;
   std::optional<uint64_t> sampleLimit;
-  // A sample stop halts only the thread signalled (Arming::stopsOneThread()): the timer signals the
-  // threads in turn and each stop samples its own.
+  // A sample stop halts only the thread signalled (Arming::stopsOneThread()): the timer signals
+  // every thread each period and each stop samples its own.
   bool oneThread = false;
   double maxSlowdown = 1.0; // --overhead, as a fraction
   bool blocking = false;    // 'strobe record' waits on it and reports how it ended
@@ -79,7 +79,7 @@ struct LiveCapture {
   }
   uint64_t stopsTaken() const { return capture.stops - stopsBefore; }
   // Sample stops in rounds of the process's threads: a stop of the process is one; with one
-  // thread a stop, its share of the threads signalled in turn.
+  // thread a stop, its share of the threads its round signalled.
   double roundsTaken() const {
     return oneThread ? timer->rounds() : static_cast<double>(stopsTaken());
   }

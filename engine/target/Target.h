@@ -77,8 +77,8 @@ public:
   virtual void keepSignalSilent() = 0;
   // Whether a sample stop of one thread leaves the others running: the front-end takes it before
   // the debugger would stop them all (GDB's waitpid(), strobe's library in lldb-server). The
-  // engine then signals the threads in turn and samples the stopped one; otherwise it signals the
-  // process, and the stop, which halts every thread, samples them all.
+  // engine then signals every thread each period and samples each stopped one alone; otherwise
+  // it signals the process, and the stop, which halts every thread, samples them all.
   virtual bool stopsOneThread() const { return false; }
 };
 

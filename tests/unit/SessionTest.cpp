@@ -47,8 +47,8 @@ TEST_F(SessionTest, RecordStopsAfterTheRequestedSampleCount) {
 }
 
 TEST_F(SessionTest, AStopOfOneThreadSamplesThatThreadAlone) {
-  // This process's threads are signalled in turn (the timer's own blocks the signal and sits out
-  // the rounds once found), and each stop reads only the thread that took the signal.
+  // This process's threads are signalled in rounds (the timer's own blocks the signal and sits
+  // out the rounds once found), and each stop reads only the thread that took the signal.
   const auto self = static_cast<uint64_t>(gettid());
   target.oneThreadStops = true;
   target.threadIds = {self, 1002};
