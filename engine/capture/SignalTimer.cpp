@@ -84,16 +84,16 @@ bool SignalTimer::inFlight() const {
 
 void SignalTimer::forgetDelivered() {
   std::lock_guard lock(mutex_);
-  std::erase_if(inFlight_, [this](int tid) {
-    return tid && !threadSignalPending(config_.pid, tid, config_.signo);
-  });
+  forgotInRound_ |= std::erase_if(inFlight_, [this](int tid) {
+                      return tid && !threadSignalPending(config_.pid, tid, config_.signo);
+                    }) != 0;
   if (inFlight_.empty() && !stopped_)
     endRound(monotonicNs());
 }
 
 bool SignalTimer::signalOutstanding() const {
   std::lock_guard lock(mutex_);
-  return !inFlight_.empty() || !parked_.empty();
+  return !inFlight_.empty() || !parked_.empty() || forgotInRound_;
 }
 
 double SignalTimer::rounds() const {
@@ -220,6 +220,7 @@ bool SignalTimer::send(ProcFile &stat) {
   sentAtNs_ = monotonicNs();
   roundStopNs_ = 0;
   quickestLatencyNs_ = UINT64_MAX;
+  forgotInRound_ = false;
   return true;
 }
 

@@ -59,8 +59,9 @@ public:
   // them and may drop the others) or will come as stray stops; the round no longer waits for
   // them.
   void forgetDelivered();
-  // A signal sent is still to come: the one in flight, or one a thread blocks (taken out of the
-  // rounds until it comes).
+  // A signal sent may still come: the one in flight, one a thread blocks (taken out of the
+  // rounds until it comes), or one of this round that forgetDelivered() gave up, which GDB may
+  // have taken from its thread while stopping every thread and report after the resume.
   bool signalOutstanding() const;
   // The rounds the acknowledged stops covered: one per stop of the process, a thread's share of
   // its round per stop of one thread. Each sample stands for a round's time.
@@ -129,7 +130,8 @@ private:
   uint64_t heldNs_ = 0;      // ended holds by someone else
   uint64_t holdStartNs_ = 0; // when the hold going on began; 0 when none
   double rounds_ = 0;
-  std::set<int> parked_; // threads holding a signal they block
+  std::set<int> parked_;       // threads holding a signal they block
+  bool forgotInRound_ = false; // forgetDelivered() gave up signals of the round last sent
   std::thread thread_;
 };
 
