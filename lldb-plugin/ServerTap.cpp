@@ -1,6 +1,7 @@
 #include "ServerTap.h"
 
 #include "Locations.h"
+#include "capture/ProcFile.h"
 #include "target/QuietThread.h"
 
 #include <lldb/API/SBCommandInterpreter.h>
@@ -18,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -42,14 +42,9 @@ std::filesystem::path pluginDirectory() {
 
 // The process tracing `pid` (lldb-server), or nullopt.
 std::optional<int> tracerOf(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("TracerPid:", 0) == 0) {
-      int tracer = std::atoi(line.c_str() + 10);
-      return tracer > 0 ? std::optional(tracer) : std::nullopt;
-    }
-  return std::nullopt;
+  ProcFile status("/proc/" + std::to_string(pid) + "/status");
+  std::optional<int> tracer = leadingNumber<int>(statusField(status.read(), "TracerPid:"));
+  return tracer > 0 ? tracer : std::nullopt;
 }
 
 // The channel page of process `server`, mapped here, or null when it has none.

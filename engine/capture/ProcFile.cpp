@@ -41,7 +41,7 @@ std::string_view ThreadProcFiles::read(uint64_t tid) {
   return text;
 }
 
-std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field) {
+std::string_view statusField(std::string_view status, std::string_view field) {
   for (size_t at = 0; at < status.size();) {
     size_t end = std::min(status.size(), status.find('\n', at));
     std::string_view line = status.substr(at, end - at);
@@ -50,12 +50,18 @@ std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_vi
       continue;
     line.remove_prefix(field.size());
     line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
-    uint64_t mask = 0;
-    if (std::from_chars(line.data(), line.data() + line.size(), mask, 16).ec != std::errc())
-      return std::nullopt;
-    return mask;
+    return line;
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field) {
+  std::string_view value = statusField(status, field);
+  uint64_t mask = 0;
+  if (value.empty() ||
+      std::from_chars(value.data(), value.data() + value.size(), mask, 16).ec != std::errc())
+    return std::nullopt;
+  return mask;
 }
 
 namespace {
@@ -64,36 +70,46 @@ bool hasSignal(std::optional<uint64_t> mask, int signo) {
   return mask && (*mask >> (signo - 1) & 1);
 }
 
-// Calls f with the /proc status text of each thread of the process at `proc`; whether the
-// thread list could be read to its end.
-template <typename F> bool forEachThreadStatus(const std::string &proc, F f) {
+// Calls f with the tid of each thread of process `pid`; whether the thread list could be read to
+// its end.
+template <typename F> bool forEachThread(int pid, F f) {
   std::error_code error;
   // Not a range-for: its increment throws when the process goes while we look.
-  for (std::filesystem::directory_iterator task(proc + "/task", error), end; !error && task != end;
-       task.increment(error))
-    f(ProcFile(task->path().string() + "/status").read());
+  for (std::filesystem::directory_iterator task(fmt::format("/proc/{}/task", pid), error), end;
+       !error && task != end; task.increment(error))
+    if (int tid = std::atoi(task->path().filename().c_str()); tid > 0)
+      f(tid);
   return !error;
+}
+
+// Calls f with the /proc status text of each thread of process `pid`; whether the thread list
+// could be read to its end.
+template <typename F> bool forEachThreadStatus(int pid, F f) {
+  return forEachThread(pid, [&](int tid) {
+    ProcFile status(fmt::format("/proc/{}/task/{}/status", pid, tid));
+    f(status.read());
+  });
 }
 
 } // namespace
 
 bool signalPending(int pid, int signo) {
-  const std::string proc = fmt::format("/proc/{}", pid);
-  if (hasSignal(statusSignalMask(ProcFile(proc + "/status").read(), "ShdPnd:"), signo))
+  if (hasSignal(statusSignalMask(ProcFile(fmt::format("/proc/{}/status", pid)).read(), "ShdPnd:"),
+                signo))
     return true;
   bool pending = false;
-  forEachThreadStatus(proc, [&](std::string_view status) {
+  forEachThreadStatus(pid, [&](std::string_view status) {
     pending = pending || hasSignal(statusSignalMask(status, "SigPnd:"), signo);
   });
   return pending;
 }
 
 bool signalBlockedEverywhere(int pid, int signo) {
-  const std::string proc = fmt::format("/proc/{}", pid);
-  if (!hasSignal(statusSignalMask(ProcFile(proc + "/status").read(), "ShdPnd:"), signo))
+  if (!hasSignal(statusSignalMask(ProcFile(fmt::format("/proc/{}/status", pid)).read(), "ShdPnd:"),
+                 signo))
     return false;
   bool anyThread = false, allBlock = true;
-  const bool listed = forEachThreadStatus(proc, [&](std::string_view status) {
+  const bool listed = forEachThreadStatus(pid, [&](std::string_view status) {
     std::optional<uint64_t> blocked = statusSignalMask(status, "SigBlk:");
     if (!blocked)
       return; // a thread that ended while we looked
@@ -105,11 +121,7 @@ bool signalBlockedEverywhere(int pid, int signo) {
 
 std::vector<int> threadsOf(int pid) {
   std::vector<int> tids;
-  std::error_code error;
-  for (std::filesystem::directory_iterator task(fmt::format("/proc/{}/task", pid), error), end;
-       !error && task != end; task.increment(error))
-    if (int tid = std::atoi(task->path().filename().c_str()); tid > 0)
-      tids.push_back(tid);
+  forEachThread(pid, [&tids](int tid) { tids.push_back(tid); });
   return tids;
 }
 

@@ -62,6 +62,9 @@ inline bool singleThreaded(ProcFile &stat) {
   return leadingNumber<long>(statField(stat.read(), 20)) == 1;
 }
 
+// The value of a /proc/PID/status line such as "TracerPid:", blanks before it skipped; empty when
+// the text has no such line.
+std::string_view statusField(std::string_view status, std::string_view field);
 // The hexadecimal signal mask of a /proc/PID/status line such as "SigBlk:" (bit n - 1: signal
 // n); nullopt when the text has no such line.
 std::optional<uint64_t> statusSignalMask(std::string_view status, std::string_view field);
