@@ -3,6 +3,7 @@
 #include "isa/InstructionInfo.h"
 
 #include <algorithm>
+#include <bit>
 #include <fmt/format.h>
 
 namespace strobe {
@@ -64,7 +65,9 @@ std::optional<InstructionInfo> InstructionDecoder::decodeUncached(std::span<cons
 
 const InstructionInfo *InstructionDecoder::lookup(std::span<const uint8_t> bytes, uint64_t pc) {
   // A decoded instruction depends only on its own bytes and address: a hit needs both to match.
-  CacheEntry &entry = cache_[(pc ^ (pc >> 12)) % cache_.size()];
+  // A mask, not % cache_.size(): a division on the codec's path at every memory access.
+  static_assert(std::has_single_bit(kCacheEntries));
+  CacheEntry &entry = cache_[(pc ^ (pc >> 12)) & (kCacheEntries - 1)];
   if (entry.info && entry.info->address == pc && bytes.size() >= entry.info->length &&
       std::equal(bytes.begin(), bytes.begin() + entry.info->length, entry.bytes.begin()))
     return &*entry.info;
