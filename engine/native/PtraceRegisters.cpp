@@ -39,6 +39,17 @@ bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
     return false;
   return registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), io.iov_len}, regs);
 }
+
+bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
+  // Room for either host's sets: x86-64 216 and 512 bytes, AArch64 272 and 528.
+  alignas(16) uint8_t prstatus[512], prfpreg[1024];
+  iovec status{prstatus, sizeof prstatus}, fp{prfpreg, sizeof prfpreg};
+  const auto thread = static_cast<pid_t>(tid);
+  if (isa != kHostIsa || ptrace(PTRACE_GETREGSET, thread, regset(NT_PRSTATUS), &status) != 0 ||
+      ptrace(PTRACE_GETREGSET, thread, regset(NT_PRFPREG), &fp) != 0)
+    return false;
+  return extendedFromRegsets(isa, {prstatus, status.iov_len}, {prfpreg, fp.iov_len}, values);
+}
 #endif
 
 #if defined(__x86_64__)
@@ -54,12 +65,13 @@ bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
   return true;
 }
 
-bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
-  user_regs_struct r{};
-  user_fpregs_struct fp{};
-  if (isa != Isa::X86_64 || ptrace(PTRACE_GETREGS, static_cast<pid_t>(tid), nullptr, &r) != 0 ||
-      ptrace(PTRACE_GETFPREGS, static_cast<pid_t>(tid), nullptr, &fp) != 0)
+bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
+                         std::span<const uint8_t> prfpreg, std::vector<uint64_t> &values) {
+  user_regs_struct r;
+  user_fpregs_struct fp;
+  if (!hostRegisters(isa, prstatus, r) || prfpreg.size() != sizeof fp)
     return false;
+  std::memcpy(&fp, prfpreg.data(), sizeof fp);
   values = {r.cs, r.ss, r.ds, r.es, r.fs, r.gs, fp.mxcsr, fp.cwd, fp.swd};
   for (unsigned i = 0; i < 16; ++i) {
     const unsigned *words = &fp.xmm_space[i * 4];
@@ -83,12 +95,13 @@ bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
   return true;
 }
 
-bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
-  user_fpsimd_struct fp{};
-  iovec io{&fp, sizeof fp};
-  if (isa != Isa::AArch64 ||
-      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRFPREG), &io) != 0)
+bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
+                         std::span<const uint8_t> prfpreg, std::vector<uint64_t> &values) {
+  user_regs_struct r;
+  user_fpsimd_struct fp;
+  if (!hostRegisters(isa, prstatus, r) || prfpreg.size() != sizeof fp)
     return false;
+  std::memcpy(&fp, prfpreg.data(), sizeof fp);
   values.clear();
   for (const __uint128_t &v : fp.vregs) {
     values.push_back(static_cast<uint64_t>(v));
@@ -102,6 +115,10 @@ bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
 #else
 
 bool registersFromPrStatus(Isa, std::span<const uint8_t>, std::vector<uint64_t> &) { return false; }
+bool extendedFromRegsets(Isa, std::span<const uint8_t>, std::span<const uint8_t>,
+                         std::vector<uint64_t> &) {
+  return false;
+}
 bool ptraceRegisters(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
 bool ptraceExtended(Isa, uint64_t, std::vector<uint64_t> &) { return false; }
 

@@ -34,11 +34,9 @@ public:
     }
   }
   // Whether the tracer last resumed `tid` with PTRACE_CONT.
-  bool continued(pid_t tid) const {
-    std::lock_guard lock(mutex_);
-    auto it = byTid_.find(tid);
-    return it != byTid_.end() && it->second == PTRACE_CONT;
-  }
+  bool continued(pid_t tid) const { return lastWas(tid, PTRACE_CONT); }
+  // Whether it last resumed `tid` with PTRACE_SINGLESTEP.
+  bool singleStepped(pid_t tid) const { return lastWas(tid, PTRACE_SINGLESTEP); }
   // The thread has ended: its id may come to name another.
   void forget(pid_t tid) {
     std::lock_guard lock(mutex_);
@@ -46,6 +44,12 @@ public:
   }
 
 private:
+  bool lastWas(pid_t tid, long request) const {
+    std::lock_guard lock(mutex_);
+    auto it = byTid_.find(tid);
+    return it != byTid_.end() && it->second == request;
+  }
+
   mutable std::mutex mutex_; // lldb-server's threads may each call ptrace()
   std::unordered_map<pid_t, long> byTid_;
 };
