@@ -401,6 +401,11 @@ bool LldbTarget::takeSampleFromServer(uint64_t tid, std::span<const uint8_t> reg
 bool LldbTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
   if (early_.active())
     return early_.readThread(tid, stackDepth, out, *setup_.native);
+  if (heldStep(tid)) {
+    out.tid = tid;
+    return registersFromPrStatus(setup_.isa, serverSteps_->registers(), out.regs) &&
+           setup_.native->walk(out.regs, stackDepth, out.stack);
+  }
   if (armedSession_)
     early_.noteDepth(stackDepth);
   lldb::SBProcess process = selectedProcess();
@@ -534,6 +539,8 @@ SymbolInfo LldbTarget::symbolize(uint64_t pc) {
 }
 
 std::vector<uint8_t> LldbTarget::readMemory(uint64_t addr, size_t size) {
+  if (serverSteps_ && serverSteps_->holding())
+    return readHostMemory(addr, size);
   std::vector<uint8_t> bytes(size);
   lldb::SBError error;
   size_t read = 0;
@@ -553,6 +560,9 @@ std::vector<uint8_t> LldbTarget::readMemory(uint64_t addr, size_t size) {
 uint64_t LldbTarget::currentThread() { return selectedProcess().GetSelectedThread().GetThreadID(); }
 
 bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
+  if (heldStep(tid))
+    return extendedFromRegsets(setup_.isa, serverSteps_->registers(), serverSteps_->fpRegisters(),
+                               out.values);
   lldb::SBProcess process = selectedProcess();
   lldb::SBFrame frame = process.GetThreadByID(tid).GetFrameAtIndex(0);
   if (!frame.IsValid())
@@ -619,9 +629,86 @@ bool LldbTarget::interruptRequested() {
   return InterruptWatch::requested() || debugger_.InterruptRequested();
 }
 
+std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid) {
+  struct Scope : SteppingScope {
+    explicit Scope(LldbTarget &target) : target(target) {}
+    ~Scope() override { target.serverSteps_.reset(); }
+    LldbTarget &target;
+  };
+  serverSteps_.reset();
+  if (setup_.process != selectedProcess().GetUniqueID())
+    learnSetup();
+  // A process on this host, whose lldb-server strobe started. Not with a watchpoint: the kernel
+  // reports a watchpoint that fires during a step as the step's own trap, which LLDB's step
+  // examines further.
+  if (!setup_.native || selectedTarget().GetNumWatchpoints() > 0)
+    return nullptr;
+  serverSteps_ = ServerSteps::open(setup_.pid, tid);
+  return serverSteps_ ? std::make_unique<Scope>(*this) : nullptr;
+}
+
+std::vector<uint8_t> LldbTarget::readHostMemory(uint64_t addr, size_t size) {
+  constexpr uint64_t kPage = 4096;
+  std::vector<uint8_t> bytes(size);
+  if (readProcessMemory(setup_.pid, addr, bytes.data(), size))
+    return bytes;
+  bytes.resize(std::min<uint64_t>(size, kPage - addr % kPage));
+  if (!readProcessMemory(setup_.pid, addr, bytes.data(), bytes.size()))
+    bytes.clear();
+  return bytes;
+}
+
+std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
+  constexpr uint8_t kInt3 = 0xcc;
+  if (!serverSteps_ || serverSteps_->tid() != tid || setup_.isa != Isa::X86_64)
+    return std::nullopt;
+  // A breakpoint's int3 (LLDB keeps them in memory while the process is stopped) is LLDB's to
+  // report or step over: a run starts only where there is none, and a step that lands on one
+  // ends the run there, so that LLDB judges the stop as when its own step lands there.
+  auto atBreakpointByte = [&](uint64_t pc) {
+    std::vector<uint8_t> byte = readHostMemory(pc, 1);
+    return byte.empty() || byte[0] == kInt3;
+  };
+  // The step's stop as LLDB reports it, once the run has ended.
+  auto lldbStop = [&] {
+    serverSteps_->finish();
+    lldb::SBProcess process = selectedProcess();
+    lldb::SBThread thread = process.GetThreadByID(tid);
+    return afterStep(process, thread, tid, lldbStepError_);
+  };
+  // After a step of the run: the held stop, unless LLDB is to have it.
+  auto landed = [&] {
+    std::vector<uint64_t> regs;
+    if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
+        !atBreakpointByte(regs[registerTable(setup_.isa).pc]))
+      return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
+    return lldbStop();
+  };
+  if (serverSteps_->holding())
+    // False: the library passed the step's stop on (a signal, a trap, the thread's end), and
+    // LLDB's step has returned with it.
+    return serverSteps_->stepAgain() ? landed() : lldbStop();
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  if (!thread.IsValid() || atBreakpointByte(thread.GetFrameAtIndex(0).GetPC()))
+    return std::nullopt;
+  lldbStepError_.Clear();
+  const bool held = serverSteps_->start([this, thread]() mutable {
+    SynchronousExecution synchronous(debugger_);
+    HiddenBreakpoints::StopOnHit stopOnHit(hidden_);
+    thread.StepInstruction(false, lldbStepError_);
+  });
+  return held ? landed() : lldbStop();
+}
+
 StopEvent LldbTarget::stepInstruction(uint64_t tid) {
-  if (interruptRequested())
+  if (interruptRequested()) {
+    if (serverSteps_)
+      serverSteps_->finish(); // LLDB's API is busy while a run holds a stop
     throw Interrupted();
+  }
+  if (std::optional<StopEvent> stepped = stepInsideServer(tid))
+    return *stepped;
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetThreadByID(tid);
   if (!thread.IsValid())
@@ -634,6 +721,11 @@ StopEvent LldbTarget::stepInstruction(uint64_t tid) {
     HiddenBreakpoints::StopOnHit stopOnHit(hidden_);
     thread.StepInstruction(false, error);
   }
+  return afterStep(process, thread, tid, error);
+}
+
+StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,
+                                const lldb::SBError &error) {
   if (error.Fail())
     return {StopEvent::Kind::Other, tid, 0, 0,
             error.GetCString() ? error.GetCString() : "the thread did not step"};

@@ -5,6 +5,7 @@
 #include "HiddenBreakpoints.h"
 #include "InterruptWatch.h"
 #include "RemoteRegisters.h"
+#include "ServerSteps.h"
 #include "capture/ProcFile.h"
 #include "command/RoutineSample.h"
 #include "native/NativeStack.h"
@@ -13,6 +14,7 @@
 
 #include <lldb/API/SBCommandReturnObject.h>
 #include <lldb/API/SBDebugger.h>
+#include <lldb/API/SBError.h>
 #include <lldb/API/SBProcess.h>
 #include <lldb/API/SBTarget.h>
 #include <lldb/API/SBThread.h>
@@ -59,6 +61,7 @@ public:
   void resumeInBackground() override;
   bool isRunning() override;
   StopEvent stepInstruction(uint64_t tid) override;
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid) override;
   std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
                                                BreakpointHandler handler) override;
 
@@ -157,6 +160,19 @@ private:
   template <typename Fill> bool offerEarlySample(uint64_t tid, Fill fill);
   // StopReplyTap's Take: the sample of a stop lldb-server's reply describes.
   bool takeSampleFromReply(std::string_view reply, uint64_t tid);
+  // A run of steps inside lldb-server holds a stop of `tid` (ServerSteps): LLDB's API is busy.
+  bool heldStep(uint64_t tid) const {
+    return serverSteps_ && serverSteps_->holding() && serverSteps_->tid() == tid;
+  }
+  // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
+  std::optional<StopEvent> stepInsideServer(uint64_t tid);
+  // Memory of the process on this host read directly (what a run of steps reads); a read that
+  // reaches unreadable memory ends with its first page, or is empty.
+  std::vector<uint8_t> readHostMemory(uint64_t addr, size_t size);
+  // The stop after LLDB's own step of `thread` (thread `tid`; `error` its outcome), as
+  // stepInstruction() reports it.
+  StopEvent afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,
+                      const lldb::SBError &error);
   // ServerTap's Take: the sample of a stop lldb-server has not reported yet.
   bool takeSampleFromServer(uint64_t tid, std::span<const uint8_t> registers);
   // The user's handling back; or, when a sample signal may still arrive, the signal discarded
@@ -191,6 +207,8 @@ private:
   // 4-6 us. Files of threads no longer listed are closed by threads(), once per stop.
   ThreadProcFiles syscallFiles_{0, "syscall"};
   HiddenBreakpoints hidden_;
+  std::unique_ptr<ServerSteps> serverSteps_; // while a Stepper steps a thread (beginStepping())
+  lldb::SBError lldbStepError_;              // the outcome of the step that began a run
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;
   bool resumeOwed_ = false;

@@ -48,7 +48,7 @@ std::optional<int> tracerOf(int pid) {
 }
 
 // The channel page of process `server`, mapped here, or null when it has none.
-TapChannel *channelOf(int server) {
+TapChannel *channelOfServer(int server) {
   const std::string fds = "/proc/" + std::to_string(server) + "/fd";
   const std::string name = std::string("/memfd:") + kTapChannelName + " (deleted)";
   std::error_code error;
@@ -73,6 +73,11 @@ TapChannel *channelOf(int server) {
 }
 
 } // namespace
+
+TapChannel *mapTapChannel(int pid) {
+  std::optional<int> tracer = tracerOf(pid);
+  return tracer ? channelOfServer(*tracer) : nullptr;
+}
 
 void installServerTap(lldb::SBDebugger debugger) {
   const char *off = std::getenv("STROBE_SERVER_TAP");
@@ -99,8 +104,7 @@ void installServerTap(lldb::SBDebugger debugger) {
 }
 
 std::unique_ptr<ServerTap> ServerTap::arm(int pid, int signo, Take take) {
-  std::optional<int> tracer = tracerOf(pid);
-  TapChannel *channel = tracer ? channelOf(*tracer) : nullptr;
+  TapChannel *channel = mapTapChannel(pid);
   if (!channel)
     return nullptr;
   return std::unique_ptr<ServerTap>(new ServerTap(channel, pid, signo, std::move(take)));
@@ -125,7 +129,8 @@ void ServerTap::run() {
   while (!stopping_) {
     uint32_t state = channel_->state.load(std::memory_order_acquire);
     uint32_t expected = TapChannel::Posted;
-    if (state != TapChannel::Posted ||
+    // A step's stop is ServerSteps' to claim.
+    if (state != TapChannel::Posted || channel_->kind != TapChannel::SampleStop ||
         !channel_->state.compare_exchange_strong(expected, TapChannel::Taking)) {
       waitWhile(channel_->state, state, kListenNs);
       continue;

@@ -31,6 +31,10 @@ namespace strobe::lldb_plugin {
 // the tap off (STROBE_SERVER_TAP=0). The variables stay out of the programs `debugger` launches.
 void installServerTap(lldb::SBDebugger debugger);
 
+// The channel page of the lldb-server tracing process `pid`, mapped here (munmap it with
+// sizeof(TapChannel)); null when that lldb-server has none.
+TapChannel *mapTapChannel(int pid);
+
 class ServerTap {
 public:
   // Runs on the tap's thread for a sample stop of thread `tid` of the armed process, whose

@@ -64,6 +64,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
     throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
   outcome.trace.records.push_back(previous);
 
+  const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid);
   try {
     while (outcome.trace.records.size() - 1 < request.count) {
       uint64_t pc = previous.regs[pcIndex];

@@ -82,6 +82,13 @@ public:
   virtual bool stopsOneThread() const { return false; }
 };
 
+// Held by the Stepper while it steps one thread (Target::beginStepping()); its destructor ends
+// whatever the front-end keeps to itself meanwhile.
+class SteppingScope {
+public:
+  virtual ~SteppingScope() = default;
+};
+
 class Session;
 
 // A breakpoint strobe owns. Its destructor removes it from the inferior (and is safe to run inside
@@ -154,6 +161,10 @@ public:
   // Kind::Step when it did; anything else (a signal, an exit, a user breakpoint) is returned as it
   // happened and is the user's.
   virtual StopEvent stepInstruction(uint64_t tid) = 0;
+  // stepInstruction() calls on `tid` follow, with reads of that thread and of memory between
+  // them, until the returned scope goes: a front-end may keep the steps from the debugger
+  // meanwhile (LLDB steps inside lldb-server). Null: nothing is kept.
+  virtual std::unique_ptr<SteppingScope> beginStepping(uint64_t) { return nullptr; }
   // Inserts a breakpoint whose hits run `handler` and never reach the user (see BreakpointHandler).
   // Null when the address cannot take a breakpoint.
   virtual std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,

@@ -2,7 +2,9 @@
 `strobe step` steps the thread the user selected and only that thread, its locations resolve where
 LLDB's own breakpoints would stop, and a stop strobe did not cause ends the trace and stays the
 user's. Heap tracking's breakpoints stay out of the user's way."""
+import os
 import re
+import tempfile
 import unittest
 
 import harness
@@ -112,6 +114,36 @@ class StepThroughLldb(unittest.TestCase):
                                harness.fixture("calls"), ["3", "4", "1"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(stepped(self, out)[-1][2], f"the pc reached {leaf:#x}", out)
+
+    def test_steps_stay_inside_lldb_server(self):
+        # strobe's library inside lldb-server steps the thread again at each of the plugin's
+        # words, so lldb-server receives one step request per run of steps, where LLDB's own step
+        # costs one each. After the run LLDB sees the thread where the trace ended, and the
+        # program runs on to its normal end.
+        def run(env):
+            with tempfile.TemporaryDirectory() as scratch:
+                log = os.path.join(scratch, "lldb-server.log")
+                rc, out = harness.lldb(
+                    ["b step_work", "run", "strobe step --count 2000 --quiet", "strobe dump",
+                     "p/x $pc", "breakpoint delete -f", "continue"],
+                    harness.fixture("steploop_chase"), ["3000"],
+                    env={"LLDB_DEBUGSERVER_LOG_FILE": log,
+                         "LLDB_SERVER_LOG_CHANNELS": "gdb-remote packets", **env})
+                with open(log, "rb") as f:
+                    requests = f.read().count(b"read packet: $vCont;s")
+            self.assertEqual(rc, 0, out)
+            [(count, _, why)] = stepped(self, out)
+            self.assertEqual((count, why), (2000, "the count was reached"), out)
+            last_rip = re.findall(r"^\s+2000  0x[0-9a-f]+ .* rip=(0x[0-9a-f]+)", out, re.M)
+            pc = re.findall(r"^\(unsigned long\) (0x[0-9a-f]+)$", out, re.M)
+            self.assertEqual(len(last_rip), 1, out)
+            self.assertEqual([int(v, 16) for v in pc], [int(last_rip[0], 16)], out)
+            self.assertRegex(out, r"Process \d+ exited with status = 0", out)
+            return requests
+
+        self.assertLessEqual(run({}), 5)
+        # Without the library every step is a request: the count above can tell the two apart.
+        self.assertGreaterEqual(run({"STROBE_SERVER_TAP": "0"}), 2000)
 
     def test_a_user_breakpoint_ends_the_trace_and_stays_the_users(self):
         rc, out = harness.lldb(["b calls", "run", "b leaf", "strobe step --count 5000 --quiet",

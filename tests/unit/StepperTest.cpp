@@ -22,6 +22,20 @@ public:
   std::optional<uint64_t> watched;       // a store here stops the step after it, as a watchpoint
   size_t steps = 0;
   size_t stepsAsked = 0;
+  // beginStepping(): the thread asked for, whether its scope is alive, the steps made inside it.
+  std::optional<uint64_t> steppingTid;
+  bool steppingScopeAlive = false;
+  size_t stepsInScope = 0;
+
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid) override {
+    struct Scope : SteppingScope {
+      explicit Scope(bool &alive) : alive(alive) { alive = true; }
+      ~Scope() override { alive = false; }
+      bool &alive;
+    };
+    steppingTid = tid;
+    return std::make_unique<Scope>(steppingScopeAlive);
+  }
 
   LoopMachine() {
     const uint8_t code[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0x03, 0xeb, 0xf7};
@@ -49,6 +63,7 @@ public:
     return {std::stoull(std::string(location.substr(1)), nullptr, 0)};
   }
   StopEvent stepInstruction(uint64_t tid) override {
+    stepsInScope += steppingScopeAlive;
     if (interruptAtStep && stepsAsked++ == *interruptAtStep)
       throw Interrupted();
     if (signalAtStep && steps++ == *signalAtStep)
@@ -158,6 +173,22 @@ TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
   ASSERT_EQ(out.trace.records.size(), 6u); // the starting state and the 5 steps before Ctrl-C
   EXPECT_EQ(out.trace.records[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
   EXPECT_EQ(out.trace.records[5].regs[kRax], 2u);
+}
+
+// A front-end may keep the steps to itself while the scope lives (LLDB steps inside
+// lldb-server): every step is inside it, and it ends with the run, however the run ends.
+TEST(Stepper, EveryStepIsInsideTheSteppingScopeWhichEndsWithTheRun) {
+  LoopMachine machine;
+  StepOutcome out = Stepper(machine).run({1001, 6, {}, true, {}});
+  EXPECT_EQ(machine.steppingTid, 1001u);
+  EXPECT_EQ(machine.stepsInScope, 6u);
+  EXPECT_FALSE(machine.steppingScopeAlive);
+
+  LoopMachine interrupted;
+  interrupted.interruptAtStep = 2;
+  out = Stepper(interrupted).run({1001, 6, {}, false, {}});
+  EXPECT_EQ(out.trace.records.size(), 3u);
+  EXPECT_FALSE(interrupted.steppingScopeAlive);
 }
 
 TEST(StepCommand, AThreadInsideASystemCallIsNamedBeforeTheWait) {

@@ -1,0 +1,61 @@
+// `strobe step`'s single steps taken inside lldb-server (server-tap/), where the library has the
+// stepped thread step again at the plugin's word instead of reporting each step to LLDB.
+//
+// Why: LLDB's own step of one instruction costs about 0.7 ms (its thread plan, and for every stop
+// a round of packets with lldb-server); a step inside lldb-server costs what a tracer's costs, the
+// ptrace step and the wait. A run of steps begins with one step of LLDB's (stepOnce(), on a thread
+// of its own, since it returns only when the run ends); the library posts the stop that ends it,
+// and each of the plugin's "again" makes one more. finish() hands the last stop to lldb-server,
+// which reports the end of its one step there. Any other stop (a signal, a breakpoint or
+// watchpoint trap, the thread's end) goes to lldb-server at once and ends the run the same way.
+//
+// While a run holds a stop, LLDB's API is busy with the step: the thread's registers come with
+// the stop (registers(), fpRegisters()) and its memory is read directly.
+#pragma once
+
+#include "server-tap/TapChannel.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <thread>
+
+namespace strobe::lldb_plugin {
+
+class ServerSteps {
+public:
+  // The steps of thread `tid` of process `pid` through its lldb-server's channel; null when that
+  // lldb-server has none.
+  static std::unique_ptr<ServerSteps> open(int pid, uint64_t tid);
+  ~ServerSteps(); // finish()es a run
+  ServerSteps(const ServerSteps &) = delete;
+  ServerSteps &operator=(const ServerSteps &) = delete;
+
+  uint64_t tid() const { return tid_; }
+  // Starts a run with LLDB's own step of the thread (`stepOnce`, which returns when the run
+  // ends); whether a stop after a completed step is now held.
+  bool start(std::function<void()> stepOnce);
+  // With a stop held, steps once more; whether the next stop is held. False: the run ended.
+  bool stepAgain();
+  // Ends the run: a held stop goes to lldb-server, and LLDB's step returns.
+  void finish();
+  bool holding() const { return holding_; }
+  // The held stop's NT_PRSTATUS and NT_PRFPREG register sets.
+  std::span<const uint8_t> registers() const;
+  std::span<const uint8_t> fpRegisters() const;
+
+private:
+  ServerSteps(TapChannel *channel, uint64_t tid) : channel_(channel), tid_(tid) {}
+  // Claims the next posted stop of the thread; false when LLDB's step returned first.
+  bool awaitStop();
+
+  TapChannel *channel_;
+  uint64_t tid_;
+  bool holding_ = false;
+  std::thread lldbStep_;
+  std::atomic<bool> lldbStepReturned_{false};
+};
+
+} // namespace strobe::lldb_plugin
