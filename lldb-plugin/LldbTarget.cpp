@@ -684,10 +684,16 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
       return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
     return lldbStop();
   };
-  if (serverSteps_->holding())
-    // False: the library passed the step's stop on (a signal, a trap, the thread's end), and
-    // LLDB's step has returned with it.
-    return serverSteps_->stepAgain() ? landed() : lldbStop();
+  if (serverSteps_->holding()) {
+    if (serverSteps_->stepAgain())
+      return landed();
+    // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
+    // step has returned with it; or it gave up waiting and this step is still to be made.
+    if (serverSteps_->stepMade())
+      return lldbStop();
+    serverSteps_->finish();
+    return std::nullopt;
+  }
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetThreadByID(tid);
   if (!thread.IsValid() || atBreakpointByte(thread.GetFrameAtIndex(0).GetPC()))

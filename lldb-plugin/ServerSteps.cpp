@@ -63,7 +63,8 @@ bool ServerSteps::stepAgain() {
   uint32_t expected = TapChannel::Taking;
   // The library gives up on an answer after seconds and hands the stop to lldb-server: the run
   // has ended then, and the wait below sees LLDB's step return.
-  if (channel_->state.compare_exchange_strong(expected, TapChannel::Taken))
+  stepMade_ = channel_->state.compare_exchange_strong(expected, TapChannel::Taken);
+  if (stepMade_)
     wakeAll(channel_->state);
   return awaitStop();
 }

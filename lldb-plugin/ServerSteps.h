@@ -37,8 +37,11 @@ public:
   // Starts a run with LLDB's own step of the thread (`stepOnce`, which returns when the run
   // ends); whether a stop after a completed step is now held.
   bool start(std::function<void()> stepOnce);
-  // With a stop held, steps once more; whether the next stop is held. False: the run ended.
+  // With a stop held, steps once more; whether the next stop is held. False: the run ended,
+  // after that step (stepMade()) or before it, when the library had stopped waiting for the
+  // answer (seconds) and handed the held stop to lldb-server.
   bool stepAgain();
+  bool stepMade() const { return stepMade_; }
   // Ends the run: a held stop goes to lldb-server, and LLDB's step returns.
   void finish();
   bool holding() const { return holding_; }
@@ -54,6 +57,7 @@ private:
   TapChannel *channel_;
   uint64_t tid_;
   bool holding_ = false;
+  bool stepMade_ = false;
   std::thread lldbStep_;
   std::atomic<bool> lldbStepReturned_{false};
 };
