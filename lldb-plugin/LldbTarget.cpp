@@ -752,6 +752,13 @@ std::unique_ptr<Breakpoint> LldbTarget::insertBreakpoint(uint64_t address,
 }
 
 void LldbTarget::runHit(const BreakpointHandler &handler, uint64_t tid) {
+  // LLDB's step that began a run of steps inside lldb-server runs on a thread of its own, and the
+  // hit of a breakpoint it lands on with it, while the command that holds the session waits for
+  // that step to return: the session is this hit's.
+  if (serverSteps_ && serverSteps_->onLldbStepThread()) {
+    handler(tid);
+    return;
+  }
   std::unique_lock lock(sessionMutex_, std::defer_lock);
   while (!lock.try_lock()) {
     // `strobe stop` holds the session while it waits for the background thread to end: the

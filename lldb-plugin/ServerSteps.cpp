@@ -33,7 +33,9 @@ bool ServerSteps::start(std::function<void()> stepOnce) {
   lldbStepReturned_ = false;
   channel_->steppedTid.store(static_cast<int32_t>(tid_), std::memory_order_release);
   lldbStep_ = quietThread([this, stepOnce = std::move(stepOnce)] {
+    lldbStepThread_ = std::this_thread::get_id();
     stepOnce();
+    lldbStepThread_ = std::thread::id();
     lldbStepReturned_ = true;
     wakeAll(channel_->state);
   });

@@ -45,6 +45,9 @@ public:
   // Ends the run: a held stop goes to lldb-server, and LLDB's step returns.
   void finish();
   bool holding() const { return holding_; }
+  // Whether the caller is the thread of LLDB's step that began the run (breakpoint callbacks of
+  // its stop run there).
+  bool onLldbStepThread() const { return lldbStepThread_.load() == std::this_thread::get_id(); }
   // The held stop's NT_PRSTATUS and NT_PRFPREG register sets.
   std::span<const uint8_t> registers() const;
   std::span<const uint8_t> fpRegisters() const;
@@ -60,6 +63,7 @@ private:
   bool stepMade_ = false;
   std::thread lldbStep_;
   std::atomic<bool> lldbStepReturned_{false};
+  std::atomic<std::thread::id> lldbStepThread_;
 };
 
 } // namespace strobe::lldb_plugin

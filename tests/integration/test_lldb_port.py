@@ -207,6 +207,21 @@ class HiddenBreakpointsThroughLldb(unittest.TestCase):
         self.assertRegex(after, rf"stop reason = breakpoint .*\b{users.group(1)}\.1\b", out)
         self.assertRegex(after, r"frame #1: 0x[0-9a-f]+ calls`(::)?leaf", out)
 
+    def test_a_step_trace_through_hooked_functions_counts_their_calls(self):
+        # A run of steps inside lldb-server ends at a hook's int3, and LLDB's step that reports
+        # it runs the hook's handler on a thread of its own while `strobe step` waits for it:
+        # the handler must not wait for the command in turn (it did: stepping hung).
+        rc, out = harness.lldb(["b main", "run", "strobe mem start",
+                                "strobe step --count 20000 --quiet", "continue",
+                                "strobe mem status"],
+                               harness.fixture("memchurn"), ["200", "4"])
+        self.assertEqual(rc, 0, out)
+        [(count, _, why)] = stepped(self, out)
+        self.assertEqual((count, why), (20000, "the count was reached"), out)
+        self.assertRegex(out, r"Process \d+ exited with status = 0", out)
+        # 200 allocations and their 200 frees, those made while stepping included.
+        self.assertIn("holds 400 heap events", out)
+
     def test_stop_removes_them(self):
         rc, out = self.lldb(["b calls", "run", "strobe mem start", "strobe mem stop",
                              "breakpoint name list"])
