@@ -6,8 +6,9 @@
 // ptrace step and the wait. A run of steps begins with one step of LLDB's (stepOnce(), on a thread
 // of its own, since it returns only when the run ends); the library posts the stop that ends it,
 // and each of the plugin's "again" makes one more. finish() hands the last stop to lldb-server,
-// which reports the end of its one step there. Any other stop (a signal, a breakpoint or
-// watchpoint trap, the thread's end) goes to lldb-server at once and ends the run the same way.
+// which reports the end of its one step there. Any other stop (a signal, a breakpoint trap, the
+// thread's end) goes to lldb-server at once and ends the run the same way. (A watchpoint that
+// fires during a step looks like the step's own trap: LldbTarget steps this way only without one.)
 //
 // While a run holds a stop, LLDB's API is busy with the step: the thread's registers come with
 // the stop (registers(), fpRegisters()) and its memory is read directly.

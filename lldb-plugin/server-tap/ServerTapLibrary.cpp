@@ -116,8 +116,9 @@ bool taken(pid_t tid, int status) {
 }
 
 // Whether the stop `status` of `tid` ends a single step the plugin took; the thread then makes
-// another, whose stop a later waitpid() reports. Only the trap of a completed step: a signal, a
-// breakpoint or watchpoint trap, or an event goes to lldb-server as the end of its step.
+// another, whose stop a later waitpid() reports. Only the trap of a completed step (TRAP_TRACE): a
+// signal, a breakpoint trap or an event goes to lldb-server as the end of its step. (A watchpoint
+// that fires during the step reports TRAP_TRACE too: the plugin does not step this way then.)
 bool steppedAgain(pid_t tid, int status) {
   TapChannel *c = channel;
   if (!c || !WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP ||
