@@ -13,7 +13,6 @@
 namespace strobe::gdb {
 namespace {
 
-constexpr uint64_t kPage = 4096;
 constexpr size_t kMaxInstruction = 16;
 
 // A signal that stopped the step before the instruction ran, given back to the thread so that
@@ -55,13 +54,9 @@ NativeTracee::Step NativeTracee::step(uint64_t tid, const std::unordered_set<uin
   if (avoid.count(pc))
     return Step::LeftToGdb;
   std::array<uint8_t, kMaxInstruction> code{};
-  // An instruction at the end of the last page of its mapping is read up to the page's end.
-  size_t size = kMaxInstruction;
-  if (!stack_.read()(pc, code.data(), size)) {
-    size = std::min<uint64_t>(kMaxInstruction, kPage - pc % kPage);
-    if (!stack_.read()(pc, code.data(), size))
-      return Step::LeftToGdb;
-  }
+  const size_t size = readProcessMemoryPrefix(pid(), pc, code.data(), kMaxInstruction);
+  if (size == 0)
+    return Step::LeftToGdb;
   auto next =
       nextPc_.candidates(std::span<const uint8_t>(code.data(), size), pc, regs_, stack_.read());
   if (!next)

@@ -648,13 +648,8 @@ std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid) {
 }
 
 std::vector<uint8_t> LldbTarget::readHostMemory(uint64_t addr, size_t size) {
-  constexpr uint64_t kPage = 4096;
   std::vector<uint8_t> bytes(size);
-  if (readProcessMemory(setup_.pid, addr, bytes.data(), size))
-    return bytes;
-  bytes.resize(std::min<uint64_t>(size, kPage - addr % kPage));
-  if (!readProcessMemory(setup_.pid, addr, bytes.data(), bytes.size()))
-    bytes.clear();
+  bytes.resize(readProcessMemoryPrefix(setup_.pid, addr, bytes.data(), size));
   return bytes;
 }
 

@@ -166,8 +166,8 @@ private:
   }
   // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
   std::optional<StopEvent> stepInsideServer(uint64_t tid);
-  // Memory of the process on this host read directly (what a run of steps reads); a read that
-  // reaches unreadable memory ends with its first page, or is empty.
+  // Memory of the process on this host read directly (what a run of steps reads), as
+  // readProcessMemoryPrefix() reads it.
   std::vector<uint8_t> readHostMemory(uint64_t addr, size_t size);
   // The stop after LLDB's own step of `thread` (thread `tid`; `error` its outcome), as
   // stepInstruction() reports it.

@@ -1,5 +1,7 @@
 #include "native/NativeStack.h"
 
+#include <algorithm>
+
 #include <sys/uio.h>
 
 namespace strobe {
@@ -8,6 +10,14 @@ bool readProcessMemory(int pid, uint64_t address, void *out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void *>(address), size};
   return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+size_t readProcessMemoryPrefix(int pid, uint64_t address, void *out, size_t size) {
+  constexpr uint64_t kPage = 4096;
+  if (readProcessMemory(pid, address, out, size))
+    return size;
+  const size_t prefix = std::min<uint64_t>(size, kPage - address % kPage);
+  return prefix < size && readProcessMemory(pid, address, out, prefix) ? prefix : 0;
 }
 
 NativeStack::NativeStack(Isa isa, int pid)

@@ -15,6 +15,10 @@ namespace strobe {
 
 // Reads `size` bytes at `address` of process `pid`; false when any of them is unreadable.
 bool readProcessMemory(int pid, uint64_t address, void *out, size_t size);
+// Reads `size` bytes at `address` of process `pid`, or when some are unreadable those up to the
+// end of its first page (an instruction at the end of its mapping's last page); how many it read
+// (0: not even those).
+size_t readProcessMemoryPrefix(int pid, uint64_t address, void *out, size_t size);
 
 class NativeStack {
 public:
