@@ -1,5 +1,6 @@
 #include "command/CommandLine.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -148,6 +149,24 @@ std::vector<std::string> groupMembers(const std::vector<SubcommandSpec> &specs,
   return members;
 }
 
+namespace {
+
+bool asksForHelp(const std::string &word) { return word == "--help" || word == "-h"; }
+
+// The `help` subcommand for `topic` (a subcommand's name, or none), if the specs have it.
+std::optional<ParsedCommand> helpRequest(const std::vector<SubcommandSpec> &specs,
+                                         const std::string &topic) {
+  auto help = std::ranges::find(specs, "help", &SubcommandSpec::name);
+  if (help == specs.end())
+    return std::nullopt;
+  ParsedCommand cmd;
+  cmd.spec = &*help;
+  cmd.positionals = splitWords(topic);
+  return cmd;
+}
+
+} // namespace
+
 ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
                            const std::vector<std::string> &words, const Invocation &how) {
   if (words.empty())
@@ -160,6 +179,22 @@ ParsedCommand parseCommand(const std::vector<SubcommandSpec> &specs,
       cmd.spec = &s;
       nameWords = n;
     }
+  }
+  // As in most command-line tools, `--help` or `-h` (before any `--`) asks for the help of the
+  // subcommand or group typed: `strobe --help`, `strobe mem -h`, `strobe step --count 5 --help`.
+  // An unknown subcommand stays an error.
+  if (const auto ended = std::ranges::find(words, "--");
+      std::any_of(words.begin(), ended, asksForHelp)) {
+    std::optional<std::string> topic;
+    if (cmd.spec)
+      topic = cmd.spec->name;
+    else if (!groupMembers(specs, words[0]).empty())
+      topic = words[0];
+    else if (asksForHelp(words[0]))
+      topic = "";
+    if (topic)
+      if (auto help = helpRequest(specs, *topic))
+        return *help;
   }
   if (!cmd.spec) {
     std::vector<std::string> group = groupMembers(specs, words[0]);

@@ -134,6 +134,14 @@ class BadInputTest(unittest.TestCase):
         self.assertNotEqual(rc, 0)
         self.assertEqual(out.strip(), "error: unknown subcommand 'frobnicate'; try 'strobe help'")
 
+    def test_dash_dash_help_prints_the_subcommands_help(self):
+        rc, out = harness.gdb(["strobe step --count 5 --help", "strobe mem -h"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("Usage: strobe step [OPTIONS]", out)
+        self.assertIn("-n, --count N", out)
+        self.assertIn("  mem table    heap usage", out)
+        self.assertNotIn("error:", out)
+
     def test_record_without_a_process(self):
         rc, out = harness.gdb(["strobe record"])
         self.assertNotEqual(rc, 0)

@@ -171,6 +171,14 @@ class LldbStops(unittest.TestCase):
         original, after = HANDLING.findall(out)
         self.assertEqual(after, original, out)
 
+    def test_dash_dash_help_prints_the_subcommands_help(self):
+        rc, out = harness.lldb(["strobe dump trace.strobe --tenet --help", "strobe mem -h"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("Usage: strobe dump [OPTIONS] [FILE]", out)
+        self.assertIn("--tenet", out)
+        self.assertIn("  mem table    heap usage", out)
+        self.assertNotIn("error:", out)
+
     def test_bad_input_is_one_line_errors(self):
         cases = [
             (["strobe frobnicate"], "unknown subcommand 'frobnicate'; try 'strobe help'"),

@@ -1,6 +1,8 @@
 #include "command/CommandLine.h"
 #include "command/Commands.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 using namespace strobe;
@@ -144,4 +146,23 @@ TEST(Help, GroupsListTheirMembersAndEachMemberHasItsOwnPage) {
   EXPECT_NE(member.find("--attribution MODE"), std::string::npos);
   EXPECT_THROW(helpTopic(subcommands(), {"mem", "nope"}), UsageError);
   EXPECT_THROW(helpTopic(subcommands(), {"nope"}), UsageError);
+}
+
+TEST(Help, DashDashHelpAsksForTheHelpOfWhatWasTyped) {
+  auto helpTopicOf = [](const std::string &line) {
+    const ParsedCommand cmd = parse(line);
+    EXPECT_EQ(cmd.spec->name, "help") << line;
+    return fmt::format("{}", fmt::join(cmd.positionals, " "));
+  };
+  EXPECT_EQ(helpTopicOf("--help"), "");
+  EXPECT_EQ(helpTopicOf("-h"), "");
+  EXPECT_EQ(helpTopicOf("step --help"), "step");
+  EXPECT_EQ(helpTopicOf("step --count 5 -h"), "step");
+  EXPECT_EQ(helpTopicOf("dump trace.strobe --tenet --help"), "dump");
+  EXPECT_EQ(helpTopicOf("mem table --by library -h"), "mem table");
+  EXPECT_EQ(helpTopicOf("mem --help"), "mem");
+  EXPECT_EQ(helpTopicOf("step --bogus --help"), "step"); // help before complaining
+  // After `--` it is a word like any other.
+  EXPECT_EQ(parse("save -- --help").positionals, std::vector<std::string>{"--help"});
+  EXPECT_EQ(usageError("frobnicate --help"), "unknown subcommand 'frobnicate'; try 'strobe help'");
 }
