@@ -5,8 +5,11 @@ current thread once per entry with the debugger's own stepi, and writes, per ste
 before it and the memory values (read accesses before the step, writes after) as JSON."""
 import json
 
-REGISTERS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
-             "r12", "r13", "r14", "r15", "rip", "eflags", "fs_base", "gs_base"]
+REGISTERS = {
+    "x86_64": ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+               "r12", "r13", "r14", "r15", "rip", "eflags", "fs_base", "gs_base"],
+    "aarch64": [f"x{i}" for i in range(31)] + ["sp", "pc", "cpsr"],
+}
 MASK = (1 << 64) - 1
 
 
@@ -28,11 +31,11 @@ def _run(steps_in, out_path, registers, memory, stepi):
         json.dump(states, f)
 
 
-def run_gdb(steps_in, out_path):
+def run_gdb(steps_in, out_path, isa="x86_64"):
     import gdb
 
     def registers():
-        return {r: int(gdb.parse_and_eval(f"${r}")) & MASK for r in REGISTERS}
+        return {r: int(gdb.parse_and_eval(f"${r}")) & MASK for r in REGISTERS[isa]}
 
     def memory(address, size):
         return bytes(gdb.selected_inferior().read_memory(address, size)).hex()
@@ -40,14 +43,14 @@ def run_gdb(steps_in, out_path):
     _run(steps_in, out_path, registers, memory, lambda: gdb.execute("stepi", to_string=True))
 
 
-def run_lldb(debugger, steps_in, out_path):
+def run_lldb(debugger, steps_in, out_path, isa="x86_64"):
     import lldb
     process = debugger.GetSelectedTarget().GetProcess()
     thread = process.GetSelectedThread()
 
     def registers():
         frame = thread.GetFrameAtIndex(0)
-        return {r: frame.FindRegister(r).GetValueAsUnsigned() & MASK for r in REGISTERS}
+        return {r: frame.FindRegister(r).GetValueAsUnsigned() & MASK for r in REGISTERS[isa]}
 
     def memory(address, size):
         error = lldb.SBError()

@@ -1,13 +1,19 @@
 """strobe on an AArch64 program under qemu-user's gdbstub (qemu-aarch64 -g PORT), in both
 debuggers: the host process is the emulator, the sample signal one qemu does not renumber but
-reports in GDB's numbering (which LLDB keeps), the registers the debugger's AArch64 ones."""
+reports in GDB's numbering (which LLDB keeps), the registers the debugger's AArch64 ones. And
+`strobe step --memory` there, checked against the debugger's own stepping."""
 import os
 import shutil
 import unittest
 
 import harness
+from test_step import HERE, check_tenet_trace
 
 PROGRAM = harness.fixture("demo-aarch64")
+STEPPED = harness.fixture("steps-aarch64")
+# The stub takes 3-6 ms a step: a few turns of walk's loop, with loads, stores and FP arithmetic.
+STEPS = 300
+TENET_REGISTERS = ("x0", "x30", "sp", "pc")
 
 
 def require_tools(*tools):
@@ -15,8 +21,10 @@ def require_tools(*tools):
     for tool in ("qemu-aarch64", *tools):
         if shutil.which(tool) is None:
             raise unittest.SkipTest(f"{tool} is not installed (scripts/setup.sh installs it)")
-    if not os.path.exists(PROGRAM):
-        raise unittest.SkipTest("demo-aarch64 not built: aarch64-linux-gnu-gcc was not found")
+    for program in (PROGRAM, STEPPED):
+        if not os.path.exists(program):
+            raise unittest.SkipTest(f"{os.path.basename(program)} not built: "
+                                    "aarch64-linux-gnu-gcc was not found")
 
 
 def assert_program_is_the_module(test, out):
@@ -25,8 +33,9 @@ def assert_program_is_the_module(test, out):
     test.assertNotIn("[unknown]", out)
 
 
-def emulator(port, seconds):
-    return harness.Background(["qemu-aarch64", "-g", str(port), PROGRAM, str(seconds)])
+def emulator(port, seconds=None, program=PROGRAM):
+    return harness.Background(["qemu-aarch64", "-g", str(port), program,
+                               *([str(seconds)] if seconds else [])])
 
 
 class GdbTest(unittest.TestCase):
@@ -52,6 +61,28 @@ class GdbTest(unittest.TestCase):
         # A sample signal left to the program would kill it ("Power fail/restart").
         self.assertIn("exited normally", out)
 
+    def test_step_trace_equals_gdbs_own_stepping(self):
+        def strobe_run(tenet_file):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.gdb([f"target remote 127.0.0.1:{port}", "break walk", "continue",
+                                    f"strobe step --count {STEPS} --memory --quiet",
+                                    f"strobe dump --tenet --output {tenet_file}", "continue"],
+                                   STEPPED, binary="gdb-multiarch")
+
+        def reference_run(accesses, states):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.run(
+                    ["gdb-multiarch", "-nx", "-batch", "-ex", f"target remote 127.0.0.1:{port}",
+                     "-ex", "break walk", "-ex", "continue",
+                     "-ex", f"python import sys; sys.path.insert(0, '{HERE}')",
+                     "-ex", "python import step_reference",
+                     "-ex", f"python step_reference.run_gdb('{accesses}', '{states}', 'aarch64')",
+                     "-ex", "kill", STEPPED])
+
+        check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
+
 
 class LldbTest(unittest.TestCase):
     def setUp(self):
@@ -72,6 +103,29 @@ class LldbTest(unittest.TestCase):
         assert_program_is_the_module(self, out)
         # A sample signal left to the program would kill it ("Power fail/restart").
         self.assertIn("exited with status = 0", out)
+
+    def test_step_trace_equals_lldbs_own_stepping(self):
+        def strobe_run(tenet_file):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.lldb([f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}",
+                                     "b walk", "c", f"strobe step --count {STEPS} --memory --quiet",
+                                     f"strobe dump --tenet -o {tenet_file}", "c"])
+
+        def reference_run(accesses, states):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.run(
+                    ["lldb-19", "-b", "--no-lldbinit", "-o", f"target create {STEPPED}",
+                     "-o", f"gdb-remote 127.0.0.1:{port}", "-o", "b walk", "-o", "c",
+                     "-o", f"script import sys; sys.path.insert(0, '{HERE}')",
+                     "-o", "script import step_reference",
+                     "-o", "script step_reference.run_lldb(lldb.debugger, "
+                           f"'{accesses}', '{states}', 'aarch64')",
+                     "-o", "kill"])
+
+        check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
+
 
 
 if __name__ == "__main__":

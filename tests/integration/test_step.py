@@ -16,12 +16,13 @@ STEP_FLAGS = 0x100 | 0x10000
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def parse_tenet(text):
-    """Tenet lines -> [(registers before the instruction, [(kind, address, hex)])]."""
+def parse_tenet(text, pc):
+    """Tenet lines -> [(registers before the instruction, [(kind, address, hex)])]; `pc`: the
+    program counter's name, which every line has."""
     state, steps = {}, []
     for line in text.splitlines():
         line = line.strip()
-        if "rip=" not in line or not re.fullmatch(r"[\w]+=[0-9a-fx:]+(,[\w]+=[0-9a-fx:]+)*", line):
+        if f"{pc}=" not in line or not re.fullmatch(r"[\w]+=[0-9a-fx:]+(,[\w]+=[0-9a-fx:]+)*", line):
             continue
         memory = []
         for item in line.split(","):
@@ -33,6 +34,50 @@ def parse_tenet(text):
                 state[name] = int(value, 16)
         steps.append((dict(state), memory))
     return steps
+
+
+def check_tenet_trace(test, strobe_run, reference_run, steps_wanted, registers, step_flags=0):
+    """Runs strobe_run(tenet_file) (`strobe step --memory` of steps_wanted instructions, exported
+    with `strobe dump --tenet --output`), then reference_run(accesses, states) (step_reference in
+    a second debugger on the same program), and asserts that every register and memory value of
+    the Tenet trace equals the debugger's own. `registers`: some the first line must show, the
+    program counter last. `step_flags`: bits of the flags register the stepping mechanism sets."""
+    pc = registers[-1]
+    with tempfile.TemporaryDirectory() as tmp:
+        # Written by --output: LLDB cannot redirect a command into a file.
+        tenet_file = os.path.join(tmp, "walk.tenet")
+        rc, out = strobe_run(tenet_file)
+        test.assertEqual(rc, 0, out)
+        test.assertRegex(out, rf"strobe: stepped {steps_wanted} instructions of thread \d+")
+        with open(tenet_file) as f:
+            tenet = f.read()
+        test.assertIn(f"strobe: wrote {tenet.count(chr(10))} lines to {tenet_file}", out)
+        test.assertNotIn(f"{pc}=", out, "the trace goes to the file, not the console")
+        steps = parse_tenet(tenet, pc)
+        test.assertGreaterEqual(len(steps), steps_wanted, tenet[-3000:])
+        steps = steps[:steps_wanted]
+        test.assertTrue(any(m for _, m in steps), "walk loads and stores: memory must show")
+        accesses = os.path.join(tmp, "accesses.json")
+        states_path = os.path.join(tmp, "states.json")
+        with open(accesses, "w") as f:
+            json.dump([[(kind, address, len(data) // 2) for kind, address, data in memory]
+                       for _, memory in steps], f)
+        rc, ref_out = reference_run(accesses, states_path)
+        test.assertTrue(os.path.exists(states_path), ref_out)
+        with open(states_path) as f:
+            reference = json.load(f)
+    test.assertEqual(len(reference), steps_wanted)
+    test.assertGreaterEqual(set(steps[0][0]), set(registers))
+    for i, ((regs, memory), truth) in enumerate(zip(steps, reference)):
+        for name, value in regs.items():  # Tenet's register set: the GPRs and the pc
+            expected = truth["regs"][name]
+            if name in ("eflags", "cpsr"):
+                expected &= ~step_flags
+            test.assertEqual(value, expected,
+                             f"step {i}: {name} differs ({pc} {truth['regs'][pc]:#x})")
+        reads = [data for kind, _, data in memory if kind == "r"]
+        writes = [data for kind, _, data in memory if kind == "w"]
+        test.assertEqual(reads + writes, truth["memory"], f"step {i}: memory differs")
 
 
 class StepTraceTest:
@@ -80,41 +125,8 @@ class StepTraceTest:
                 self.assertEqual(out.count(f"[{iteration:#x}]:8=0x1"), 1, out)
 
     def test_tenet_trace_equals_the_debuggers_own_stepping(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            # Written by --output: LLDB cannot redirect a command into a file.
-            tenet_file = os.path.join(tmp, "walk.tenet")
-            rc, out = self.strobe_run(tenet_file)
-            self.assertEqual(rc, 0, out)
-            self.assertRegex(out, rf"strobe: stepped {STEPS} instructions of thread \d+")
-            with open(tenet_file) as f:
-                tenet = f.read()
-            self.assertIn(f"strobe: wrote {tenet.count(chr(10))} lines to {tenet_file}", out)
-            self.assertNotIn("rip=", out, "the trace goes to the file, not the console")
-            steps = parse_tenet(tenet)
-            self.assertGreaterEqual(len(steps), STEPS, tenet[-3000:])
-            steps = steps[:STEPS]
-            self.assertTrue(any(m for _, m in steps), "walk loads and stores: memory must show")
-            accesses = os.path.join(tmp, "accesses.json")
-            states_path = os.path.join(tmp, "states.json")
-            with open(accesses, "w") as f:
-                json.dump([[(kind, address, len(data) // 2) for kind, address, data in memory]
-                           for _, memory in steps], f)
-            rc, ref_out = self.reference_run(accesses, states_path)
-            self.assertTrue(os.path.exists(states_path), ref_out)
-            with open(states_path) as f:
-                reference = json.load(f)
-        self.assertEqual(len(reference), STEPS)
-        self.assertGreaterEqual(set(steps[0][0]), {"rax", "rsp", "r15", "rip"})
-        for i, ((regs, memory), truth) in enumerate(zip(steps, reference)):
-            for name, value in regs.items():  # Tenet's register set: the GPRs and rip
-                expected = truth["regs"][name]
-                if name == "eflags":
-                    expected &= ~STEP_FLAGS
-                self.assertEqual(value, expected,
-                                 f"step {i}: {name} differs (rip {truth['regs']['rip']:#x})")
-            reads = [data for kind, _, data in memory if kind == "r"]
-            writes = [data for kind, _, data in memory if kind == "w"]
-            self.assertEqual(reads + writes, truth["memory"], f"step {i}: memory differs")
+        check_tenet_trace(self, self.strobe_run, self.reference_run, STEPS,
+                          ("rax", "rsp", "r15", "rip"), STEP_FLAGS)
 
 
 class GdbStepTest(StepTraceTest, unittest.TestCase):
