@@ -64,8 +64,8 @@ struct LoadedTrace {
 };
 
 // Throws TraceError when the file cannot be read, is not a strobe trace, has an unsupported format
-// version or codec, or has no readable header. A truncated or corrupt chunk ends the load: what
-// came before it is kept and a warning says what was lost.
+// version or codec, or has no readable header. A corrupt chunk is skipped (the load goes on with
+// the next whole chunk) and a cut-short one ends the load; a warning says what was lost.
 LoadedTrace loadCapture(const std::string &path);
 
 } // namespace strobe

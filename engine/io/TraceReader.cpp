@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -18,7 +19,7 @@ namespace {
 
 using Bytes = std::span<const uint8_t>;
 
-Bytes asBytes(const std::string &s) {
+Bytes asBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
 }
 
@@ -71,50 +72,100 @@ public:
 
   LoadedTrace load() {
     File file(path_);
-    std::string magic;
-    file.read(kTraceMagic.size() + 1, magic);
-    if (magic.size() <= kTraceMagic.size() || !magic.starts_with(kTraceMagic))
+    std::string data; // the whole file: after damage, the next chunk is searched for in it
+    file.read(std::numeric_limits<size_t>::max(), data);
+    const size_t start = kTraceMagic.size() + 1;
+    if (data.size() < start || !data.starts_with(kTraceMagic))
       throw TraceError(path_ + " is not a strobe trace file");
-    const unsigned version = static_cast<uint8_t>(magic.back());
+    const unsigned version = static_cast<uint8_t>(data[start - 1]);
     if (version != kTraceFormatVersion)
       throw TraceError(path_ + " is a strobe trace of format version " + std::to_string(version) +
                        "; this strobe reads version " + std::to_string(kTraceFormatVersion));
-    const std::optional<std::string> problem = readChunks(file, magic.size());
+    readChunks(data, start);
     if (!header_)
-      throw TraceError(
-          path_ + ": " +
-          problem.value_or("truncated after " + std::to_string(magic.size()) + " bytes (chunk 0)") +
-          "; no header to load");
-    return finish(problem);
+      throw TraceError(path_ + ": truncated after " + std::to_string(data.size()) +
+                       " bytes (chunk 0); no header to load");
+    return finish();
   }
 
 private:
-  // Applies chunks until the end of the file or the first unusable one, and says why it stopped
-  // early, if it did.
-  std::optional<std::string> readChunks(File &file, uint64_t offset) {
-    std::string prefix, body;
-    for (unsigned index = 0;; ++index) {
-      file.read(8, prefix);
-      if (prefix.empty())
-        return std::nullopt;
-      body.clear();
-      if (prefix.size() == 8)
-        file.read(readLe32(prefix, 0), body);
-      if (prefix.size() < 8 || body.size() < readLe32(prefix, 0))
-        return "truncated after " + std::to_string(offset + prefix.size() + body.size()) +
-               " bytes (chunk " + std::to_string(index) + ")";
-      if (auto problem = applyChunk(body, readLe32(prefix, 4)))
-        return "corrupt chunk " + std::to_string(index) + " at byte " + std::to_string(offset) +
-               " (" + *problem + ")";
-      offset += prefix.size() + body.size();
+  // Applies the chunks from `offset` on. A chunk that is corrupt (or unusable) is skipped: the
+  // next one is where its length says, or else at the next offset that holds a whole chunk, so
+  // that damage costs only the chunks it hit. A cut-short file keeps every chunk before the cut.
+  void readChunks(const std::string &data, size_t offset) {
+    for (unsigned index = 0; offset < data.size(); ++index) {
+      const size_t left = data.size() - offset;
+      std::optional<std::string> problem;
+      size_t end = data.size(); // of the chunk, as its length says
+      const bool cutShort = left < 8 || left - 8 < readLe32(data, offset);
+      if (cutShort) {
+        problem = "its length reaches past the end";
+      } else {
+        end = offset + 8 + readLe32(data, offset);
+        problem = applyChunk(std::string_view(data).substr(offset + 8, end - offset - 8),
+                             readLe32(data, offset + 4));
+      }
+      if (!problem) {
+        offset = end;
+        continue;
+      }
+      const size_t next = !cutShort && (end == data.size() || wholeChunkAt(data, end))
+                              ? end
+                              : nextWholeChunk(data, offset + 1);
+      // A cut-short last chunk, or a long one whose end was cut: nothing whole follows.
+      if (cutShort && next == data.size()) {
+        const std::string what = "truncated after " + std::to_string(data.size()) +
+                                 " bytes (chunk " + std::to_string(index) + ")";
+        if (!header_)
+          throw TraceError(path_ + ": " + what + "; no header to load");
+        warnings_.push_back(path_ + ": " + what + "; kept the " + std::to_string(samples_.size()) +
+                            " samples before it");
+        return;
+      }
+      const std::string where = "corrupt chunk " + std::to_string(index) + " at byte " +
+                                std::to_string(offset) + " (" + *problem + ")";
+      if (!header_)
+        throw TraceError(path_ + ": " + where + "; no header to load");
+      ++skipped_;
+      if (next == end)
+        warnings_.push_back(path_ + ": " + where + "; skipped it");
+      else if (next < data.size())
+        warnings_.push_back(path_ + ": " + where + "; skipped " + std::to_string(next - offset) +
+                            " bytes to the next whole chunk, at byte " + std::to_string(next));
+      else
+        warnings_.push_back(path_ + ": " + where + "; nothing after it is readable");
+      offset = next;
     }
   }
 
-  std::optional<std::string> applyChunk(const std::string &bytes, uint32_t crc) {
+  // The first offset from `from` on where a whole chunk begins, or the size of `data`.
+  static size_t nextWholeChunk(const std::string &data, size_t from) {
+    while (from < data.size() && !wholeChunkAt(data, from))
+      ++from;
+    return from;
+  }
+
+  // Whether a chunk begins at `at` whose length fits the file, whose body is one submessage
+  // field that fills it exactly (as every chunk strobe writes), and whose CRC matches. The shape
+  // is tested first, so that the search after damage rarely computes a CRC.
+  static bool wholeChunkAt(const std::string &data, size_t at) {
+    if (data.size() - at < 8 || data.size() - at - 8 < readLe32(data, at))
+      return false;
+    const Bytes body = asBytes(data).subspan(at + 8, readLe32(data, at));
+    Bytes in = body;
+    uint64_t tag = 0, length = 0;
+    if (!getVarint(in, tag) || tag >> 3 == 0 || (tag & 7) != 2 || !getVarint(in, length) ||
+        length != in.size())
+      return false;
+    return crc32(body) == readLe32(data, at + 4);
+  }
+
+  std::optional<std::string> applyChunk(std::string_view bytes, uint32_t crc) {
     if (crc32(asBytes(bytes)) != crc)
       return "CRC mismatch";
     pb::Chunk chunk;
-    if (!chunk.ParseFromString(bytes))
+    if (bytes.size() > std::numeric_limits<int>::max() ||
+        !chunk.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return "not a valid chunk";
     if (!header_ && !chunk.has_header())
       return "the first chunk is not a header";
@@ -328,9 +379,11 @@ private:
 
   std::optional<std::string> applyStepTrace(const pb::StepTraceChunk &part) {
     std::vector<StepTrace> &traces = capture_.stepTraces;
-    if (part.index() > traces.size())
+    auto placed = traceAt_.find(part.index());
+    // Traces come in order, unless damage took every chunk of one.
+    if (placed == traceAt_.end() && part.index() != traceAt_.size() && skipped_ == 0)
       return "step trace " + std::to_string(part.index()) + " before trace " +
-             std::to_string(traces.size());
+             std::to_string(traceAt_.size());
     DecodedStream decoded = decodeStream(asBytes(part.stream()), modelFor(part.stream()));
     if (!decoded.report.clean())
       return "bad step records (" +
@@ -345,9 +398,17 @@ private:
                                   "strobe's and were dropped");
       warnedExt_ = true;
     }
-    if (part.index() == traces.size())
+    if (placed == traceAt_.end()) {
+      placed = traceAt_.emplace(part.index(), Placed{traces.size(), 0}).first;
       traces.push_back({part.tid(), part.memory(), {}});
-    StepTrace &trace = traces[part.index()];
+    }
+    StepTrace &trace = traces[placed->second.position];
+    // Damage took chunks of this trace before this one: it does not run on unbroken.
+    if (part.has_first_record()) {
+      if (part.first_record() != placed->second.nextRecord && !decoded.records.empty())
+        decoded.records.front().gap = true;
+      placed->second.nextRecord = part.first_record() + decoded.records.size();
+    }
     for (TraceRecord &record : decoded.records) {
       placeRegisters(std::move(record.regs), record.regs);
       if (!extMatches_)
@@ -382,14 +443,11 @@ private:
     return std::nullopt;
   }
 
-  LoadedTrace finish(const std::optional<std::string> &problem) {
+  LoadedTrace finish() {
     std::stable_sort(samples_.begin(), samples_.end(), [](const Sample &a, const Sample &b) {
       return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.tid < b.tid;
     });
     capture_.samples = std::move(samples_);
-    if (problem)
-      warnings_.push_back(path_ + ": " + *problem + "; kept the " +
-                          std::to_string(capture_.samples.size()) + " samples before it");
     if (!ended_)
       warnings_.push_back(path_ + ": the capture did not finish (no end chunk); modules and "
                                   "symbols may be missing");
@@ -401,6 +459,12 @@ private:
   std::vector<std::string> warnings_;
   std::vector<Sample> samples_;                      // in file order; sorted by time at the end
   std::unordered_map<uint64_t, size_t> threadIndex_; // into capture_.threads
+  unsigned skipped_ = 0;                             // damaged chunks skipped so far
+  struct Placed {
+    size_t position;     // in capture_.stepTraces
+    uint64_t nextRecord; // the first_record of its next chunk, unless one was lost
+  };
+  std::unordered_map<uint32_t, Placed> traceAt_; // by the file's step trace index
   bool header_ = false;
   bool ended_ = false;
   size_t fileRegisterCount_ = 0;

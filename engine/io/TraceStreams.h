@@ -16,7 +16,9 @@ inline constexpr std::string_view kMemoryModelName = "strobe-isa-1";
 inline constexpr EncoderOptions kSampleOptions{4096, 6, 1};
 // Single steps loop: a large table pays off.
 inline constexpr EncoderOptions kStepOptions{8192, 12, 1};
-// Records per StepTraceChunk.
-inline constexpr size_t kStepChunkRecords = 1 << 16;
+// Records per StepTraceChunk: one block of the stream (prediction restarts with each block
+// anyway, so smaller chunks cost only their framing, about 50 bytes), and a damaged or cut-short
+// chunk loses no more than that.
+inline constexpr size_t kStepChunkRecords = kStepOptions.keyframeInterval;
 
 } // namespace strobe

@@ -143,7 +143,9 @@ struct TraceWriter::Impl {
   // with or without extended state unlike the one before it also starts a new chunk.
   void writeStepTrace(const StepTrace &trace, uint32_t index, InstructionDecoder &model) {
     std::optional<DiffEncoder> encoder;
+    uint64_t written = 0;
     auto writePart = [&] {
+      const uint64_t records = encoder->records();
       const std::vector<uint8_t> stream = encoder->finish();
       pb::Chunk chunk;
       pb::StepTraceChunk &part = *chunk.mutable_step_trace();
@@ -151,7 +153,9 @@ struct TraceWriter::Impl {
       part.set_tid(trace.tid);
       part.set_memory(trace.memoryRecorded);
       part.set_stream(stream.data(), stream.size());
+      part.set_first_record(written);
       writeChunk(chunk);
+      written += records;
     };
     for (const TraceRecord &record : trace.records) {
       const bool withExt = !record.ext.empty();

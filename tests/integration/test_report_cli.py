@@ -57,6 +57,32 @@ class ReportCliTest(unittest.TestCase):
         self.assertEqual(out.strip(),
                          "error: no subcommand 'frobnicate'; try 'strobe-report help'")
 
+    def test_a_damaged_step_trace_loses_only_the_damaged_chunk(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            saved = os.path.join(tmp, "steps.strobe")
+            rc, out = harness.gdb(["break walk", "run", "strobe step --count 20000 --quiet",
+                                   f"strobe save {saved}", "kill"], harness.fixture("steps"))
+            self.assertIn("1 step trace to", out)
+            with open(saved, "rb") as f:
+                data = bytearray(f.read())
+            step_chunks, at = [], 8  # chunks: u32 length, u32 CRC, body; 0x4a: a step trace
+            while at < len(data):
+                length = int.from_bytes(data[at:at + 4], "little")
+                if data[at + 8] == 0x4a:
+                    step_chunks.append((at, length))
+                at += 8 + length
+            self.assertEqual(len(step_chunks), 3, "20001 records: 8192 + 8192 + 3617")
+            second, length = step_chunks[1]
+            data[second + 8 + length // 2] ^= 0x20
+            with open(saved, "wb") as f:
+                f.write(data)
+            rc, out = self.report(saved, "dump")
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"warning: {saved}: corrupt chunk ", out)
+        self.assertIn(f" at byte {second} (CRC mismatch); skipped it", out)
+        self.assertRegex(out, r"step trace of thread \d+: 11809 records")
+        self.assertRegex(out, r"\n\s+8192  \(after a gap\) ", out[-2000:])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -180,6 +180,13 @@ std::string frame(const std::string &body) {
   return out + body;
 }
 
+std::string le32Bytes(uint32_t value) {
+  std::string out;
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>(value >> (8 * i)));
+  return out;
+}
+
 std::string frame(const pb::Chunk &chunk) { return frame(chunk.SerializeAsString()); }
 
 const std::string kMagic("STROBE\0\x01", 8);
@@ -269,13 +276,54 @@ TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
     r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
   saveCapture(path("steps.strobe"), capture);
   const std::string file = readFile(path("steps.strobe"));
-  // header, code, lines, 65536 + 4464 records, threads, end (no modules or symbols to write)
-  EXPECT_EQ(chunkStarts(file).size() - 1, 7u);
+  // header, code, lines, 8 x 8192 + 4464 records, threads, end (no modules or symbols to write)
+  EXPECT_EQ(chunkStarts(file).size() - 1, 14u);
   const LoadedTrace loaded = loadCapture(path("steps.strobe"));
   EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
   expectSameCapture(capture, loaded.capture);
   // Diff records keep a steady load loop small: well under 4 bytes per instruction.
   EXPECT_LT(file.size(), 70000u * 4);
+}
+
+// A damaged chunk of a step trace costs its 8192 records; the records after it load, the first
+// of them marked as following a gap.
+TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
+  Capture capture;
+  capture.stepTraces = {stepTrace(Isa::X86_64, 5, true, 20000)};
+  for (TraceRecord &r : capture.stepTraces[0].records) { // one run, every record alike in shape
+    r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
+    r.gap = false;
+  }
+  saveCapture(path("steps.strobe"), capture);
+  const std::string file = readFile(path("steps.strobe"));
+  const std::vector<size_t> starts = chunkStarts(file); // and the end of the file
+  std::vector<size_t> stepChunks;                       // indices into starts
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    pb::Chunk chunk;
+    ASSERT_TRUE(chunk.ParseFromString(file.substr(starts[i] + 8, le32(file, starts[i]))));
+    if (chunk.has_step_trace())
+      stepChunks.push_back(i);
+  }
+  ASSERT_EQ(stepChunks.size(), 3u); // 8192 + 8192 + 3616 records
+  const std::vector<TraceRecord> &all = capture.stepTraces[0].records;
+  for (const size_t lost : {0, 1}) {
+    SCOPED_TRACE("step chunk " + std::to_string(lost) + " damaged");
+    const size_t chunk = stepChunks[lost];
+    std::string damaged = file;
+    const size_t at = (starts[chunk] + starts[chunk + 1]) / 2;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+    writeFile(path("damaged.strobe"), damaged);
+    const LoadedTrace loaded = loadCapture(path("damaged.strobe"));
+    EXPECT_EQ(loaded.warnings,
+              std::vector<std::string>{
+                  path("damaged.strobe") + ": corrupt chunk " + std::to_string(chunk) +
+                  " at byte " + std::to_string(starts[chunk]) + " (CRC mismatch); skipped it"});
+    ASSERT_EQ(loaded.capture.stepTraces.size(), 1u);
+    std::vector<TraceRecord> expected(all.begin(), all.begin() + lost * 8192);
+    expected.insert(expected.end(), all.begin() + (lost + 1) * 8192, all.end());
+    expected[lost * 8192].gap = true; // even the first record: what came before it is lost
+    EXPECT_TRUE(loaded.capture.stepTraces[0].records == expected);
+  }
 }
 
 TEST_F(TraceFile, StepTraceChunksMustComeInOrder) {
@@ -286,7 +334,7 @@ TEST_F(TraceFile, StepTraceChunksMustComeInOrder) {
   ASSERT_EQ(loaded.warnings.size(), 2u);
   EXPECT_EQ(loaded.warnings[0], path("order") + ": corrupt chunk 1 at byte " +
                                     std::to_string(8 + frame(diffHeader({})).size()) +
-                                    " (step trace 1 before trace 0); kept the 0 samples before it");
+                                    " (step trace 1 before trace 0); skipped it");
 }
 
 // A file whose extended-register table differs from this strobe's keeps its step records
@@ -519,20 +567,68 @@ TEST_F(DamagedTrace, TruncationKeepsWholeBatchesBeforeIt) {
   EXPECT_TRUE(loaded.capture.symbols.empty());
 }
 
-TEST_F(DamagedTrace, FlippedByteKeepsTheChunksBeforeIt) {
+// Everything but the damaged chunk loads: the samples of the other batches, and the modules,
+// symbols and End written after it.
+TEST_F(DamagedTrace, AFlippedByteCostsOnlyItsChunk) {
   std::string damaged = file_;
   const size_t middle = (starts_[2] + 8 + starts_[3]) / 2; // inside thread 200's batch
   damaged[middle] = static_cast<char>(damaged[middle] ^ 0x40);
   writeFile(path("flip.strobe"), damaged);
   const LoadedTrace loaded = loadCapture(path("flip.strobe"));
-  const std::vector<std::string> expected = {
-      path("flip.strobe") + ": corrupt chunk 2 at byte " + std::to_string(starts_[2]) +
-          " (CRC mismatch); kept the 3 samples before it",
-      path("flip.strobe") +
-          ": the capture did not finish (no end chunk); modules and symbols may be missing"};
-  EXPECT_EQ(loaded.warnings, expected);
-  expectSameList(std::vector<Sample>(capture_.samples.begin(), capture_.samples.begin() + 3),
-                 loaded.capture.samples);
+  EXPECT_EQ(loaded.warnings,
+            std::vector<std::string>{path("flip.strobe") + ": corrupt chunk 2 at byte " +
+                                     std::to_string(starts_[2]) + " (CRC mismatch); skipped it"});
+  Capture expected = capture_;
+  std::erase_if(expected.samples, [](const Sample &s) { return s.tid == 200; });
+  std::stable_sort(expected.samples.begin(), expected.samples.end(),
+                   [](const Sample &a, const Sample &b) { return a.timeNs < b.timeNs; });
+  expectSameCapture(expected, loaded.capture);
+}
+
+// A damaged length sends the reader looking for the next offset that holds a whole chunk.
+TEST_F(DamagedTrace, AFlippedLengthIsSkippedToTheNextWholeChunk) {
+  std::string damaged = file_;
+  damaged[starts_[1] + 1] = static_cast<char>(damaged[starts_[1] + 1] ^ 0x01); // +256 bytes
+  writeFile(path("length.strobe"), damaged);
+  const LoadedTrace loaded = loadCapture(path("length.strobe"));
+  EXPECT_EQ(loaded.warnings,
+            std::vector<std::string>{
+                path("length.strobe") + ": corrupt chunk 1 at byte " + std::to_string(starts_[1]) +
+                " (CRC mismatch); skipped " + std::to_string(starts_[2] - starts_[1]) +
+                " bytes to the next whole chunk, at byte " + std::to_string(starts_[2])});
+  EXPECT_EQ(loaded.capture.samples.size(), 4u); // threads 200 and 100's later batch
+  EXPECT_TRUE(std::ranges::none_of(loaded.capture.samples,
+                                   [](const Sample &s) { return s.tid == 100 && s.timeNs < 40; }));
+  EXPECT_FALSE(loaded.capture.symbols.empty());
+}
+
+// A length that reaches past the end is damage, not a cut, when a whole chunk follows.
+TEST_F(DamagedTrace, ALengthPastTheEndIsSkippedWhenWholeChunksFollow) {
+  std::string damaged = file_;
+  damaged[starts_[2] + 3] = static_cast<char>(damaged[starts_[2] + 3] ^ 0x10);
+  writeFile(path("far.strobe"), damaged);
+  const LoadedTrace loaded = loadCapture(path("far.strobe"));
+  EXPECT_EQ(loaded.warnings,
+            std::vector<std::string>{
+                path("far.strobe") + ": corrupt chunk 2 at byte " + std::to_string(starts_[2]) +
+                " (its length reaches past the end); skipped " +
+                std::to_string(starts_[3] - starts_[2]) +
+                " bytes to the next whole chunk, at byte " + std::to_string(starts_[3])});
+  EXPECT_EQ(loaded.capture.samples.size(), 5u); // all but thread 200's
+  EXPECT_FALSE(loaded.capture.symbols.empty());
+}
+
+TEST_F(DamagedTrace, GarbageToTheEndKeepsWhatCameBefore) {
+  std::string damaged = file_.substr(0, starts_[3]) + le32Bytes(100); // a length that fits
+  for (size_t i = 0; i < 4000; ++i)
+    damaged.push_back(static_cast<char>(i * 37 % 251));
+  writeFile(path("tail.strobe"), damaged);
+  const LoadedTrace loaded = loadCapture(path("tail.strobe"));
+  ASSERT_EQ(loaded.warnings.size(), 2u);
+  EXPECT_EQ(loaded.warnings[0], path("tail.strobe") + ": corrupt chunk 3 at byte " +
+                                    std::to_string(starts_[3]) +
+                                    " (CRC mismatch); nothing after it is readable");
+  EXPECT_EQ(loaded.capture.samples.size(), 5u);
 }
 
 TEST_F(TraceFile, NonTraceFilesAreRejected) {
@@ -604,13 +700,6 @@ TEST_F(TraceFile, FirstChunkMustBeAHeader) {
   }
 }
 
-std::string le32Bytes(uint32_t value) {
-  std::string out;
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<char>(value >> (8 * i)));
-  return out;
-}
-
 uint32_t crcOf(const std::string &bytes) {
   return crc32({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()});
 }
@@ -665,7 +754,7 @@ TEST_F(TraceFile, BadSampleBytesAreACorruptChunk) {
   ASSERT_EQ(loaded.warnings.size(), 2u);
   EXPECT_EQ(loaded.warnings[0], path("bad") + ": corrupt chunk 1 at byte " +
                                     std::to_string(8 + frame(diffHeader({})).size()) +
-                                    " (bad sample data); kept the 0 samples before it");
+                                    " (bad sample data); skipped it");
   EXPECT_TRUE(loaded.capture.samples.empty());
 }
 
