@@ -236,7 +236,10 @@ class GdbTarget:
             gdb.execute(f"set suppress-cli-notifications {'on' if quiet else 'off'}",
                         to_string=True)
             if locking not in ("on", "step"):
-                gdb.execute(f"set scheduler-locking {locking}", to_string=True)
+                try:
+                    gdb.execute(f"set scheduler-locking {locking}", to_string=True)
+                except gdb.error:
+                    pass  # the step ended the process: GDB then allows only "off" and sets it
         stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
         if stop[0] != StopKind.Step:
             self._home = None  # the user's stop selects its thread, as without strobe

@@ -17,6 +17,19 @@ class StopsReachTheUserTest(unittest.TestCase):
         self.assertNotIn("catchpoint", out)
         self.assertNotIn("_strobe_stop", out)
 
+    def test_the_process_exiting_ends_a_step_trace_and_keeps_it(self):
+        rc, out = harness.gdb(["break main", "run", "break exit", "continue", "delete",
+                               "strobe step --count 50000 --quiet", "strobe status"],
+                              harness.fixture("steps"))
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"\[Inferior 1 \(process \d+\) exited normally\]")
+        stepped = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in .*; "
+                            r"exited with code 0;", out)
+        self.assertIsNotNone(stepped, out)
+        self.assertLess(int(stepped.group(1)), 50000)
+        self.assertIn("holding a capture (live): 0 samples of 0 threads, 1 step trace", out)
+        self.assertNotIn("error", out)
+
     def test_breakpoint_during_a_background_capture(self):
         rc, out = harness.gdb(["break main", "run", "strobe start --no-resume --frequency 1000",
                                "break compute_ten", "ignore $bpnum 5000", "continue",
