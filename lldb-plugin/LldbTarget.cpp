@@ -783,8 +783,9 @@ StopEvent LldbTarget::describeStop(lldb::SBProcess &process) {
   case lldb::eStateExited: {
     event.kind = StopEvent::Kind::Exited;
     event.exitCode = process.GetExitStatus();
+    // LLDB has words only for an unusual exit; otherwise its own "exited with status = N".
     const char *why = process.GetExitDescription();
-    event.description = why ? why : "exited";
+    event.description = why ? why : "exited with status " + std::to_string(event.exitCode);
     return event;
   }
   case lldb::eStateStopped:
