@@ -16,13 +16,16 @@ STEP_FLAGS = 0x100 | 0x10000
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+TENET_LINE = re.compile(r"[\w]+=[0-9a-fx:]+(,[\w]+=[0-9a-fx:]+)*")
+
+
 def parse_tenet(text, pc):
     """Tenet lines -> [(registers before the instruction, [(kind, address, hex)])]; `pc`: the
     program counter's name, which every line has."""
     state, steps = {}, []
     for line in text.splitlines():
         line = line.strip()
-        if f"{pc}=" not in line or not re.fullmatch(r"[\w]+=[0-9a-fx:]+(,[\w]+=[0-9a-fx:]+)*", line):
+        if f"{pc}=" not in line or not re.fullmatch(TENET_LINE, line):
             continue
         memory = []
         for item in line.split(","):
