@@ -609,11 +609,12 @@ def _describe(event, hits_before=None):
     if watchpoints:
         numbers = ", ".join(str(b.number) for b in watchpoints)
         return StopKind.Breakpoint, tid, 0, 0, f"watchpoint {numbers}"
-    others = [b for b in listed if b.type not in _WATCHPOINT_WORDS]
-    if isinstance(event, gdb.BreakpointEvent) and (others or not stepping):
-        # GDB lists every breakpoint at the address, strobe's own (internal, numbered below 0)
-        # too, though only the user's stopped.
-        numbers = ", ".join(str(b.number) for b in others if b.number > 0)
+    # GDB lists every breakpoint at the address, strobe's own (internal, numbered below 0) too,
+    # though only the user's stopped. A step that arrives at strobe's own alone (a heap hook
+    # whose handler has just run) is a step like any other.
+    users = [b for b in listed if b.type not in _WATCHPOINT_WORDS and b.number > 0]
+    if isinstance(event, gdb.BreakpointEvent) and (users or not stepping):
+        numbers = ", ".join(str(b.number) for b in users)
         return StopKind.Breakpoint, tid, 0, 0, f"breakpoint {numbers}"
     if isinstance(event, gdb.SignalEvent):
         name = event.stop_signal
