@@ -328,6 +328,16 @@ static bool endsTheProgram(const StopEvent &event) {
          std::find(std::begin(crashes), std::end(crashes), event.signo) != std::end(crashes);
 }
 
+std::string Session::Impl::heapAtProgramEnd(const StopEvent &event) {
+  if (!tracker || !endsTheProgram(event))
+    return {};
+  std::string text = heapTablesAtEnd(describeStop(event));
+  // The new program's code is where the hooks were; the heap they watched is gone.
+  if (event.kind == StopEvent::Kind::Exited || event.kind == StopEvent::Kind::Exec)
+    endHeapTracking();
+  return text;
+}
+
 uint64_t Session::Impl::sampleStop(const StopEvent &event) {
   uint64_t begin = monotonicNs();
   if (auto latency = live->timer->acknowledge(event.tid))
@@ -370,14 +380,13 @@ Verdict Session::Impl::onStop(const StopEvent &event) {
     if (tracker)
       tracker->programReplaced();
   }
-  if (tracker && endsTheProgram(event)) {
+  // A step's stop comes back to the step command, which prints what it prints after the trace
+  // (GDB reports it from inside its stepi, whose output is not shown).
+  if (tracker && endsTheProgram(event) && !stepping) {
     // The debugger is the surviving observer: say what the heap held before the user looks.
     if (live)
       finish(describeStop(event));
-    target->print(heapTablesAtEnd(describeStop(event)));
-    // The new program's code is where the hooks were; the heap they watched is gone.
-    if (event.kind == StopEvent::Kind::Exited || event.kind == StopEvent::Kind::Exec)
-      endHeapTracking();
+    target->print(heapAtProgramEnd(event));
     return Verdict::HandToUser;
   }
   if (!live)

@@ -163,6 +163,11 @@ struct Session::Impl {
   void endHeapTracking();
   // What an exit or a crash prints while the heap is tracked: the table and the leaks.
   std::string heapTablesAtEnd(const std::string &why);
+  // For a stop that ends the program (an exit, an exec or a crash) while the heap is tracked: the
+  // heap tables, and the end of tracking after an exit or an exec; nothing for other stops.
+  std::string heapAtProgramEnd(const StopEvent &event);
+  // `strobe step` is running: the stops it meets are its own to report (see onStop).
+  bool stepping = false;
   // Plants again the heap breakpoints a debugger command deleted, while the process is stopped;
   // what to tell the user, or nothing.
   std::string replantHeapHooks();

@@ -5,6 +5,7 @@
 #include "report/ProfileReport.h"
 
 #include <fmt/format.h>
+#include <memory>
 
 namespace strobe {
 namespace {
@@ -49,9 +50,16 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   request.progress = [&t](uint64_t n) {
     t.print(fmt::format("strobe: {} instructions stepped...\n", n));
   };
-  Stepper stepper(t);
-  StepOutcome outcome = stepper.run(request);
+  // The trace joins the capture of this process (heap events, say) while the process is there
+  // to tell: after an exit no pid matches it.
   Capture &c = captureForEvents(t);
+  Stepper stepper(t);
+  StepOutcome outcome = [&] {
+    stepping = true;
+    const std::unique_ptr<bool, void (*)(bool *)> notStepping(&stepping,
+                                                              [](bool *flag) { *flag = false; });
+    return stepper.run(request);
+  }();
   for (const TraceRecord &r : outcome.trace.records) {
     uint64_t pc = r.regs[registerTable(c.header.isa).pc];
     if (!c.symbols.count(pc))
@@ -71,6 +79,8 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
           ? fmt::format(" ({} with memory accesses strobe cannot name)", outcome.unpredictedMemory)
           : "",
       outcome.endReason);
+  if (outcome.userStop)
+    out += heapAtProgramEnd(*outcome.userStop);
 }
 
 } // namespace strobe

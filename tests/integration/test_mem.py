@@ -260,6 +260,21 @@ class MemScenarios(harness.MarkedScenarios):
         # free(before): a block allocated before tracking started, which the ledger never saw.
         self.assertEqual((total["free"], total["untrackedFrees"]), (calls["free"] + 1, 1), out)
 
+    def test_a_step_trace_to_the_exit_counts_the_calls_it_steps_through(self):
+        # Each hook's breakpoint is met by a step; the step runs its handler and goes on. The
+        # exit ends the trace: the tables follow it, and trace and events stay one capture.
+        out, s = self.session(
+            [self.debugger.stop_at("main"), "run", "strobe mem start",
+             ("step", "strobe step --count 200000 --quiet"), ("status", "strobe status")],
+            harness.fixture("memchurn"), ["200", "4"])
+        stepped = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in .*; "
+                            r"exited with (?:code|status) 0;", s["step"])
+        self.assertIsNotNone(stepped, out)
+        self.assertGreater(int(stepped.group(1)), 50000, out)  # all of memchurn's work
+        at_exit = s["step"].split(AT_EXIT, 1)[1]
+        self.assertRegex(at_exit, r"\n876 B\s+0 B\s+1\.64 KiB\s+200\s+0\s+200\s+0\s.*memchurn\n")
+        self.assertIn("0 samples of 1 thread, 400 heap events, 1 step trace", s["status"])
+
     def test_crash_while_tracking(self):
         out, s = self.session(
             [self.debugger.stop_at("tracking_starts"), "run", "strobe mem start",
