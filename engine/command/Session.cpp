@@ -424,8 +424,8 @@ std::string Session::Impl::status() const {
   if (!capture)
     return "strobe: idle; nothing captured yet\n";
   std::string counts = fmt::format("{}, {}", contents(*capture), plural(capture->stops, "stop"));
-  if (tracker && tracker->active())
-    counts += "; tracking the heap ('strobe mem status')";
+  const std::string tracking =
+      tracker && tracker->active() ? "; tracking the heap ('strobe mem status')" : "";
   std::string cost;
   // The stop costs are this session's own: a loaded file holds none.
   if (captureOrigin == "live" && capture->stops) {
@@ -442,13 +442,17 @@ std::string Session::Impl::status() const {
       counts += " (" + pacing + ")";
     if (std::string blocked = blockedSignalNote(*live, false); !blocked.empty())
       counts += " (" + blocked + ")";
-    return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}\n", capture->header.pid,
+    return fmt::format("strobe: sampling pid {} at {:.0f} Hz for {}: {}{}{}\n", capture->header.pid,
                        1e9 / capture->header.periodNs,
-                       formatDuration(monotonicNs() - live->startNs), counts, cost);
+                       formatDuration(monotonicNs() - live->startNs), counts, tracking, cost);
   }
+  // Stops and a duration belong to sampling: a capture of steps or heap events alone has neither.
+  const std::string sampled =
+      capture->stops || capture->durationNs
+          ? fmt::format("{} over {}", counts, formatDuration(capture->durationNs))
+          : contents(*capture);
   return fmt::format(
-      "strobe: idle; holding a capture ({}): {} over {}{}{}\n", captureOrigin, counts,
-      formatDuration(capture->durationNs),
+      "strobe: idle; holding a capture ({}): {}{}{}{}\n", captureOrigin, sampled, tracking,
       capture->endReason.empty() ? "" : "; ended because " + capture->endReason,
       cost + (captureOrigin == "live" && !blockedNote.empty() ? "; " + blockedNote : ""));
 }

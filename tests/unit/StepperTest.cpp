@@ -224,3 +224,14 @@ TEST(StepCommand, AThreadInUserCodeStepsWithoutANote) {
   EXPECT_EQ(machine.printed.find("system call"), std::string::npos) << machine.printed;
   EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
 }
+
+// A capture of steps alone was described as "0 stops over 0 ns": those belong to sampling.
+TEST(StepCommand, StatusOfAStepTraceSaysNothingOfStopsOrDuration) {
+  LoopMachine machine;
+  Session session(&machine, "fake");
+  std::string out;
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  out.clear();
+  ASSERT_TRUE(session.execute("status", out)) << out;
+  EXPECT_EQ(out, "strobe: idle; holding a capture (live): 0 samples of 0 threads, 1 step trace\n");
+}
