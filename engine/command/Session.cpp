@@ -78,15 +78,18 @@ std::string contents(const Capture &capture) {
       tids.insert(sample.tid);
     previous = &sample;
   }
-  std::string text = fmt::format("{} of {}", plural(capture.samples.size(), "sample"),
-                                 plural(tids.size(), "thread"));
+  std::vector<std::string> parts;
   if (!capture.allocEvents.empty())
-    text += ", " + plural(capture.allocEvents.size(), "heap event");
+    parts.push_back(plural(capture.allocEvents.size(), "heap event"));
   if (!capture.stepTraces.empty())
-    text += ", " + plural(capture.stepTraces.size(), "step trace");
+    parts.push_back(plural(capture.stepTraces.size(), "step trace"));
   if (capture.loop)
-    text += ", a loop capture";
-  return text;
+    parts.push_back("a loop capture");
+  // "0 samples of 0 threads" only where sampling ran, or where nothing else is held.
+  if (!capture.samples.empty() || capture.stops || capture.durationNs || parts.empty())
+    parts.insert(parts.begin(), fmt::format("{} of {}", plural(capture.samples.size(), "sample"),
+                                            plural(tids.size(), "thread")));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 // "SIGSEGV (11)", "SIGRTMAX-1 (63)": how the user finds it in `handle` and signal(7).

@@ -273,7 +273,7 @@ class MemScenarios(harness.MarkedScenarios):
         self.assertGreater(int(stepped.group(1)), 50000, out)  # all of memchurn's work
         at_exit = s["step"].split(AT_EXIT, 1)[1]
         self.assertRegex(at_exit, r"\n876 B\s+0 B\s+1\.64 KiB\s+200\s+0\s+200\s+0\s.*memchurn\n")
-        self.assertIn("0 samples of 1 thread, 400 heap events, 1 step trace", s["status"])
+        self.assertIn("holding a capture (live): 400 heap events, 1 step trace\n", s["status"])
 
     def test_crash_while_tracking(self):
         out, s = self.session(
