@@ -40,21 +40,19 @@ public:
   File(const File &) = delete;
   File &operator=(const File &) = delete;
 
-  // Reads up to `size` bytes into `out`; fewer only at the end of the file. Grows `out` as bytes
-  // arrive, so a corrupt length cannot make it allocate more than the file holds.
-  void read(size_t size, std::string &out) {
+  // The whole file, read in steps of 1 MiB.
+  std::string readAll() {
     constexpr size_t kStep = 1 << 20;
-    out.clear();
-    while (out.size() < size) {
+    std::string out;
+    for (;;) {
       const size_t have = out.size();
-      const size_t want = std::min(size - have, kStep);
-      out.resize(have + want);
-      const size_t got = std::fread(out.data() + have, 1, want, file_);
+      out.resize(have + kStep);
+      const size_t got = std::fread(out.data() + have, 1, kStep, file_);
       out.resize(have + got);
-      if (got < want) {
+      if (got < kStep) {
         if (std::ferror(file_))
           throw TraceError("cannot read " + path_ + ": " + std::strerror(errno));
-        return;
+        return out;
       }
     }
   }
@@ -72,8 +70,8 @@ public:
 
   LoadedTrace load() {
     File file(path_);
-    std::string data; // the whole file: after damage, the next chunk is searched for in it
-    file.read(std::numeric_limits<size_t>::max(), data);
+    // The whole file: after damage, the next chunk is searched for in it.
+    const std::string data = file.readAll();
     const size_t start = kTraceMagic.size() + 1;
     if (data.size() < start || !data.starts_with(kTraceMagic))
       throw TraceError(path_ + " is not a strobe trace file");
@@ -94,10 +92,9 @@ private:
   // that damage costs only the chunks it hit. A cut-short file keeps every chunk before the cut.
   void readChunks(const std::string &data, size_t offset) {
     for (unsigned index = 0; offset < data.size(); ++index) {
-      const size_t left = data.size() - offset;
       std::optional<std::string> problem;
       size_t end = data.size(); // of the chunk, as its length says
-      const bool cutShort = left < 8 || left - 8 < readLe32(data, offset);
+      const bool cutShort = !fitsTheFile(data, offset);
       if (cutShort) {
         problem = "its length reaches past the end";
       } else {
@@ -138,6 +135,12 @@ private:
     }
   }
 
+  // Whether the 8-byte prefix at `at` and the length it gives fit in `data`.
+  static bool fitsTheFile(const std::string &data, size_t at) {
+    const size_t left = data.size() - at;
+    return left >= 8 && left - 8 >= readLe32(data, at);
+  }
+
   // The first offset from `from` on where a whole chunk begins, or the size of `data`.
   static size_t nextWholeChunk(const std::string &data, size_t from) {
     while (from < data.size() && !wholeChunkAt(data, from))
@@ -149,7 +152,7 @@ private:
   // field that fills it exactly (as every chunk strobe writes), and whose CRC matches. The shape
   // is tested first, so that the search after damage rarely computes a CRC.
   static bool wholeChunkAt(const std::string &data, size_t at) {
-    if (data.size() - at < 8 || data.size() - at - 8 < readLe32(data, at))
+    if (!fitsTheFile(data, at))
       return false;
     const Bytes body = asBytes(data).subspan(at + 8, readLe32(data, at));
     Bytes in = body;
