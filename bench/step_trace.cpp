@@ -2,14 +2,15 @@
 // (x86-64 Linux). Two modes:
 //   step_trace --out FILE --start-offset HEX [--count N] [--memory] -- PROGRAM ARGS...
 //     runs PROGRAM to PROGRAM's load address + HEX (a function's offset, from nm), then
-//     single-steps N instructions (default 200000): registers, extended state (segment
-//     registers, mxcsr, x87 control/status, xmm0-15), the instruction bytes and, with --memory,
+//     single-steps N instructions (default 200000): registers, extended state (as `strobe step`
+//     records it: segment registers, SSE, x87, AVX), the instruction bytes and, with --memory,
 //     the memory each instruction accessed at the addresses the isa helper's model predicts (read
 //     values before the step, written values after it).
 //   step_trace --out FILE --sample HZ [--duration SECONDS] -- PROGRAM ARGS...
 //     stops PROGRAM HZ times a second (SIGSTOP) and records its registers: a sample stream.
 #include "RecordFile.h"
 #include "isa/InstructionInfo.h"
+#include "native/PtraceRegisters.h"
 
 #include <cerrno>
 #include <chrono>
@@ -145,15 +146,8 @@ public:
               g.r12,     g.r13,     g.r14,     g.r15, g.rip, g.eflags & ~0x10100ull,
               g.fs_base, g.gs_base, g.orig_rax};
     r.ext.clear();
-    if (!ext)
-      return;
-    user_fpregs_struct f;
-    ptrace(PTRACE_GETFPREGS, pid_, nullptr, &f);
-    r.ext = {g.cs, g.ss, g.ds, g.es, g.fs, g.gs, f.mxcsr, f.cwd, f.swd};
-    for (int x = 0; x < 16; ++x)
-      for (int half = 0; half < 2; ++half)
-        r.ext.push_back(uint64_t{f.xmm_space[4 * x + 2 * half]} |
-                        uint64_t{f.xmm_space[4 * x + 2 * half + 1]} << 32);
+    if (ext && !ptraceExtended(Isa::X86_64, static_cast<uint64_t>(pid_), r.ext))
+      die("cannot read the extended registers");
   }
 
   std::vector<uint8_t> memory(uint64_t address, size_t size) {

@@ -561,8 +561,8 @@ uint64_t LldbTarget::currentThread() { return selectedProcess().GetSelectedThrea
 
 bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
   if (heldStep(tid))
-    return extendedFromRegsets(setup_.isa, serverSteps_->registers(), serverSteps_->fpRegisters(),
-                               out.values);
+    return extendedFromRegsets(setup_.isa, serverSteps_->registers(),
+                               serverSteps_->extendedRegisters(), out.values);
   lldb::SBProcess process = selectedProcess();
   lldb::SBFrame frame = process.GetThreadByID(tid).GetFrameAtIndex(0);
   if (!frame.IsValid())
@@ -578,12 +578,19 @@ bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
   for (const ExtRegister &reg : table.ext) {
     // Register values are little-endian on both ISAs; a shorter one (fctrl, fpsr) is
     // zero-extended, one LLDB does not have reads as 0, like readThread()'s.
-    if (lldb::SBValue value = frame.FindRegister(std::string(reg.name).c_str()); value.IsValid()) {
+    lldb::SBValue value = frame.FindRegister(std::string(reg.name).c_str());
+    size_t offset = 0;
+    if (std::optional<WholeRegister> whole = wholeRegisterOf(reg); whole && !value.IsValid()) {
+      value = frame.FindRegister(whole->name.c_str());
+      offset = whole->offset;
+    }
+    if (value.IsValid()) {
       value.SetPreferSyntheticValue(false);
       lldb::SBData data = value.GetData();
       lldb::SBError error;
-      size_t size = std::min<size_t>(data.GetByteSize(), reg.bytes);
-      if (data.ReadRawData(error, 0, &*slot, size) == size && error.Success())
+      const size_t have = data.GetByteSize();
+      const size_t size = have > offset ? std::min<size_t>(have - offset, reg.bytes) : 0;
+      if (size > 0 && data.ReadRawData(error, offset, &*slot, size) == size && error.Success())
         any = true;
     }
     slot += reg.bytes / 8;

@@ -52,6 +52,12 @@ template <typename Visit> void forEachField(std::string_view reply, Visit visit)
 
 std::optional<unsigned> hexNumber(std::string_view text) { return number(text, 16); }
 
+std::optional<WholeRegister> wholeRegisterOf(const ExtRegister &reg) {
+  if (reg.name.starts_with("ymm") && reg.name.ends_with('h'))
+    return WholeRegister{std::string(reg.name.substr(0, reg.name.size() - 1)), reg.bytes};
+  return std::nullopt;
+}
+
 std::optional<std::string_view> replyField(std::string_view reply, std::string_view key) {
   std::optional<std::string_view> found;
   forEachField(reply, [&](std::string_view k, std::string_view value) {
@@ -120,15 +126,21 @@ std::optional<RemoteRegisters> RemoteRegisters::learn(lldb::SBDebugger debugger,
       resolved[named - names.begin()] = true;
       --unresolved;
     }
-    auto extended =
-        std::find_if(ext.begin(), ext.end(), [&](const ExtRegister &r) { return r.name == name; });
-    if (extended != ext.end() && bits && offset && !view && *bits % 8 == 0 &&
-        *bits / 8 <= extended->bytes) {
-      FileField &field = registers.extFields_[extended - ext.begin()];
-      if (!field.known) {
+    if (!bits || !offset || view || *bits % 8 != 0)
+      continue;
+    for (size_t i = 0; i < ext.size(); ++i) {
+      FileField &field = registers.extFields_[i];
+      if (field.known)
+        continue;
+      std::optional<WholeRegister> whole = wholeRegisterOf(ext[i]);
+      if (ext[i].name == name && *bits / 8 <= ext[i].bytes)
         field = {*offset, *bits / 8, field.slot, true};
-        --unresolved;
-      }
+      else if (whole && whole->name == name && *bits / 8 == whole->offset + ext[i].bytes)
+        field = {*offset + whole->offset, ext[i].bytes, field.slot, true};
+      else
+        continue;
+      --unresolved;
+      break;
     }
   }
   if (registers.slotOf_.empty())

@@ -12,8 +12,8 @@
 // resume) went from ~480-620 us to ~330-390 us. Every Linux process LLDB debugs, local or remote,
 // is a gdb-remote one; anything else, or a register the reply lacks, falls back to SBValues.
 //
-// The extended registers (Target::readExtended: segment selectors, SSE and x87 control; v0-v31 on
-// AArch64) are not in that reply, and through SBValues each is a `p` round trip, ~25 of them per
+// The extended registers (Target::readExtended: segment selectors, x87, SSE and AVX; v0-v31 on
+// AArch64) are not in that reply, and through SBValues each is a `p` round trip, ~50 of them per
 // single step of a step trace. One `g` packet holds them all: lldb-server's register file image,
 // each register at the offset its qRegisterInfo gives.
 #pragma once
@@ -39,6 +39,15 @@ std::optional<unsigned> hexNumber(std::string_view text);
 
 // The value of field `key` in a gdb-remote reply of "key:value;" fields; nullopt without one.
 std::optional<std::string_view> replyField(std::string_view reply, std::string_view key);
+
+// For extended register ymmNh (GDB's name for the upper half of AVX's ymmN; LLDB has it by that
+// name only from gdbserver): the whole register lldb-server gives instead, and where the half
+// starts in it. Nullopt for every other register, which LLDB has by strobe's name.
+struct WholeRegister {
+  std::string name;
+  unsigned offset;
+};
+std::optional<WholeRegister> wholeRegisterOf(const ExtRegister &reg);
 
 class RemoteRegisters {
 public:

@@ -88,9 +88,8 @@ std::span<const uint8_t> ServerSteps::registers() const {
           std::min<size_t>(channel_->registersSize, sizeof channel_->registers)};
 }
 
-std::span<const uint8_t> ServerSteps::fpRegisters() const {
-  return {channel_->fpRegisters,
-          std::min<size_t>(channel_->fpRegistersSize, sizeof channel_->fpRegisters)};
+std::span<const uint8_t> ServerSteps::extendedRegisters() const {
+  return {channel_->extended, std::min<size_t>(channel_->extendedSize, sizeof channel_->extended)};
 }
 
 } // namespace strobe::lldb_plugin

@@ -11,7 +11,7 @@
 // fires during a step looks like the step's own trap: LldbTarget steps this way only without one.)
 //
 // While a run holds a stop, LLDB's API is busy with the step: the thread's registers come with
-// the stop (registers(), fpRegisters()) and its memory is read directly.
+// the stop (registers(), extendedRegisters()) and its memory is read directly.
 #pragma once
 
 #include "server-tap/TapChannel.h"
@@ -49,9 +49,9 @@ public:
   // Whether the caller is the thread of LLDB's step that began the run (breakpoint callbacks of
   // its stop run there).
   bool onLldbStepThread() const { return lldbStepThread_.load() == std::this_thread::get_id(); }
-  // The held stop's NT_PRSTATUS and NT_PRFPREG register sets.
+  // The held stop's NT_PRSTATUS register set, and its extended registers' (ExtendedRegsets.h).
   std::span<const uint8_t> registers() const;
-  std::span<const uint8_t> fpRegisters() const;
+  std::span<const uint8_t> extendedRegisters() const;
 
 private:
   ServerSteps(TapChannel *channel, uint64_t tid) : channel_(channel), tid_(tid) {}

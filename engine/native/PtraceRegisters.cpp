@@ -1,5 +1,7 @@
 #include "native/PtraceRegisters.h"
 
+#include "native/ExtendedRegsets.h"
+
 #include <elf.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -41,18 +43,58 @@ bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
 }
 
 bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
-  // Room for either host's sets: x86-64 216 and 512 bytes, AArch64 272 and 528.
-  alignas(16) uint8_t prstatus[512], prfpreg[1024];
-  iovec status{prstatus, sizeof prstatus}, fp{prfpreg, sizeof prfpreg};
+  // Room for either host's NT_PRSTATUS: x86-64 216 bytes, AArch64 272.
+  alignas(16) uint8_t prstatus[512], extended[kExtendedRegsetBytes];
+  iovec status{prstatus, sizeof prstatus};
   const auto thread = static_cast<pid_t>(tid);
-  if (isa != kHostIsa || ptrace(PTRACE_GETREGSET, thread, regset(NT_PRSTATUS), &status) != 0 ||
-      ptrace(PTRACE_GETREGSET, thread, regset(NT_PRFPREG), &fp) != 0)
+  if (isa != kHostIsa || ptrace(PTRACE_GETREGSET, thread, regset(NT_PRSTATUS), &status) != 0)
     return false;
-  return extendedFromRegsets(isa, {prstatus, status.iov_len}, {prfpreg, fp.iov_len}, values);
+  const size_t bytes = readExtendedRegsets(
+      [thread](unsigned type, uint8_t *to, size_t room) -> size_t {
+        iovec io{to, room};
+        return ptrace(PTRACE_GETREGSET, thread, regset(type), &io) == 0 ? io.iov_len : 0;
+      },
+      extended);
+  return extendedFromRegsets(isa, {prstatus, status.iov_len}, {extended, bytes}, values);
 }
 #endif
 
 #if defined(__x86_64__)
+
+namespace {
+
+// In the standard-format XSAVE area: the bitmap of components not in their initial state, and
+// the AVX component (the upper halves of ymm0-15), whose bit in it is 2.
+constexpr size_t kXstateBvOffset = 512;
+constexpr size_t kAvxOffset = 576;
+constexpr uint64_t kAvxFeature = 1u << 2;
+
+// The x87 tag word as both debuggers show it (two bits per physical register: valid, zero,
+// special, empty) from FXSAVE's abridged one (a bit per register: not empty), classifying the
+// value each register holds as the FPU would.
+uint64_t fullTagWord(const user_fpregs_struct &fp) {
+  const unsigned top = (fp.swd >> 11) & 7;
+  uint64_t tags = 0;
+  for (unsigned physical = 0; physical < 8; ++physical) {
+    unsigned tag = 3; // empty
+    if (fp.ftw & (1u << physical)) {
+      const unsigned *st = &fp.st_space[((physical - top) & 7) * 4]; // st(i) is physical top+i
+      const unsigned exponent = st[2] & 0x7fff;
+      const bool integer = st[1] & 0x80000000u;
+      const bool fraction = st[0] != 0 || (st[1] & 0x7fffffffu) != 0;
+      if (exponent == 0x7fff)
+        tag = 2;
+      else if (exponent == 0)
+        tag = integer || fraction ? 2 : 1;
+      else
+        tag = integer ? 0 : 2;
+    }
+    tags |= uint64_t{tag} << (2 * physical);
+  }
+  return tags;
+}
+
+} // namespace
 
 bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
                            std::vector<uint64_t> &regs) {
@@ -66,18 +108,34 @@ bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
 }
 
 bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
-                         std::span<const uint8_t> prfpreg, std::vector<uint64_t> &values) {
+                         std::span<const uint8_t> extended, std::vector<uint64_t> &values) {
   user_regs_struct r;
   user_fpregs_struct fp;
-  if (!hostRegisters(isa, prstatus, r) || prfpreg.size() != sizeof fp)
+  if (!hostRegisters(isa, prstatus, r) || extended.size() < sizeof fp)
     return false;
-  std::memcpy(&fp, prfpreg.data(), sizeof fp);
+  std::memcpy(&fp, extended.data(), sizeof fp);
   values = {r.cs, r.ss, r.ds, r.es, r.fs, r.gs, fp.mxcsr, fp.cwd, fp.swd};
-  for (unsigned i = 0; i < 16; ++i) {
-    const unsigned *words = &fp.xmm_space[i * 4];
-    values.push_back(words[0] | uint64_t{words[1]} << 32);
-    values.push_back(words[2] | uint64_t{words[3]} << 32);
+  const auto pairs = [&values](const unsigned *words, unsigned count) {
+    for (unsigned i = 0; i < count; ++i, words += 4) {
+      values.push_back(words[0] | uint64_t{words[1]} << 32);
+      values.push_back(words[2] | uint64_t{words[3]} << 32);
+    }
+  };
+  pairs(fp.xmm_space, 16);
+  values.push_back(fullTagWord(fp));
+  const size_t st0 = values.size();
+  pairs(fp.st_space, 8);
+  for (size_t i = st0 + 1; i < values.size(); i += 2)
+    values[i] &= 0xffff; // 10 of the 16 bytes FXSAVE keeps each in
+  // The AVX state is in the XSAVE area when XSTATE_BV says so; otherwise in its initial state,
+  // zeros (also where the kernel gave no XSAVE area, or one without AVX).
+  unsigned avx[64] = {};
+  if (uint64_t features; extended.size() >= kAvxOffset + sizeof avx) {
+    std::memcpy(&features, extended.data() + kXstateBvOffset, sizeof features);
+    if (features & kAvxFeature)
+      std::memcpy(avx, extended.data() + kAvxOffset, sizeof avx);
   }
+  pairs(avx, 16);
   return true;
 }
 
@@ -96,12 +154,12 @@ bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus,
 }
 
 bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
-                         std::span<const uint8_t> prfpreg, std::vector<uint64_t> &values) {
+                         std::span<const uint8_t> extended, std::vector<uint64_t> &values) {
   user_regs_struct r;
   user_fpsimd_struct fp;
-  if (!hostRegisters(isa, prstatus, r) || prfpreg.size() != sizeof fp)
+  if (!hostRegisters(isa, prstatus, r) || extended.size() < sizeof fp)
     return false;
-  std::memcpy(&fp, prfpreg.data(), sizeof fp);
+  std::memcpy(&fp, extended.data(), sizeof fp);
   values.clear();
   for (const __uint128_t &v : fp.vregs) {
     values.push_back(static_cast<uint64_t>(v));
@@ -109,6 +167,10 @@ bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
   }
   values.push_back(fp.fpsr);
   values.push_back(fp.fpcr);
+  uint64_t tpidr = 0; // a kernel without NT_ARM_TLS: as the debuggers, which then lack it
+  if (extended.size() >= sizeof fp + sizeof tpidr)
+    std::memcpy(&tpidr, extended.data() + sizeof fp, sizeof tpidr);
+  values.push_back(tpidr);
   return true;
 }
 

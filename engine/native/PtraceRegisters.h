@@ -21,9 +21,9 @@ bool registersFromPrStatus(Isa isa, std::span<const uint8_t> prstatus, std::vect
 bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs);
 // registerTable(isa).ext, in its order (a 16-byte register as two slots, low half first).
 bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values);
-// The same from a thread's NT_PRSTATUS and NT_PRFPREG register sets; false when they are not
-// those sets' sizes for `isa` on this host.
+// The same from a thread's NT_PRSTATUS register set and its readExtendedRegsets() block
+// (ExtendedRegsets.h); false when they are too short for `isa` on this host.
 bool extendedFromRegsets(Isa isa, std::span<const uint8_t> prstatus,
-                         std::span<const uint8_t> prfpreg, std::vector<uint64_t> &values);
+                         std::span<const uint8_t> extended, std::vector<uint64_t> &values);
 
 } // namespace strobe

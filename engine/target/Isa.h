@@ -12,8 +12,10 @@ enum class Isa : uint8_t { X86_64 = 1, AArch64 = 2 };
 
 // A register of the ISA's extended state: rarely changing, read only for step traces.
 struct ExtRegister {
-  std::string_view name; // as both debuggers spell it
-  unsigned bytes;        // 8 or 16 (a 16-byte register takes two 64-bit slots, low half first)
+  // As both debuggers spell it, but for ymmNh, the upper half of AVX's ymmN: GDB's name, which
+  // LLDB has only from gdbserver (lldb-server gives the whole ymmN).
+  std::string_view name;
+  unsigned bytes; // 8 or 16 (a 16-byte register takes two 64-bit slots, low half first)
 };
 
 struct RegisterTable {
@@ -26,8 +28,8 @@ struct RegisterTable {
   // Index of the register that tells a thread was stopped inside a system call (x86-64 orig_rax
   // holds the syscall number there and -1 elsewhere); absent where the ISA has no such register.
   std::optional<unsigned> syscallNr;
-  // Extended state (spec 001's EXT bitmap): segment selectors, SSE and x87 control on x86-64;
-  // v0-v31, fpsr, fpcr on AArch64.
+  // Extended state (spec 001's EXT bitmap): segment selectors, SSE, x87 and AVX (the upper
+  // halves of ymm0-15) on x86-64; v0-v31, fpsr, fpcr and tpidr on AArch64.
   std::span<const ExtRegister> ext;
   // Registers that carry a function's arguments and its return value, in the platform ABI.
   std::span<const unsigned> argumentRegs;

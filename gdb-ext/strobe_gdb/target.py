@@ -55,6 +55,8 @@ class GdbTarget:
         self._threads = {}  # LWP -> gdb.InferiorThread, from the latest threads()
         self._architecture = None
         self._registers = []  # descriptors of the engine's registers for _architecture
+        self._extended_architecture = None
+        self._extended = []  # (descriptor or None, bytes) of the extended ones, for that one
         self._home = None  # (thread, frame) the user had selected before read_thread switched
         self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
@@ -125,8 +127,11 @@ class GdbTarget:
             if frame is None:
                 return None
             values = []
-            for name, size in _strobe.extended_registers(frame.architecture().name()):
-                value = frame.read_register(name)
+            for register, size in self._extended_descriptors(frame):
+                if register is None:  # this target has none (no AVX): 0, as in LLDB
+                    values += [0] * (size // 8)
+                    continue
+                value = frame.read_register(register)
                 if size == 16:
                     halves = _two_words(value)
                     if halves is None:
@@ -438,6 +443,15 @@ class GdbTarget:
             self._architecture = architecture
         return self._registers
 
+    def _extended_descriptors(self, frame):
+        architecture = frame.architecture()
+        if architecture is not self._extended_architecture:
+            found = architecture.registers()
+            self._extended = [(found.find(name), size)
+                              for name, size in _strobe.extended_registers(architecture.name())]
+            self._extended_architecture = architecture
+        return self._extended
+
     def _warn_unreadable(self, error):
         if "is running" in str(error) and not self._warned_running:
             self._warned_running = True
@@ -672,8 +686,8 @@ def _step_guard():
 
 
 def _two_words(value):
-    """A 16-byte vector register's (low, high) 64-bit halves: the union member that is an array
-    of two 64-bit integers (x86 v2_int64, AArch64 d.u)."""
+    """A 16-byte register's (low, high) 64-bit halves: of a vector, the union member that is an
+    array of two 64-bit integers (x86 v2_int64, AArch64 d.u)."""
     kind = value.type.strip_typedefs()
     if kind.code == gdb.TYPE_CODE_ARRAY and kind.sizeof == 16:
         element = kind.target().strip_typedefs()
@@ -684,6 +698,10 @@ def _two_words(value):
             halves = _two_words(value[field.name])
             if halves is not None:
                 return halves
+    if kind.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_FLT) and kind.sizeof <= 16:
+        # ymm0h (uint128_t) and st0 (80 bits): /x shows the bytes themselves, also of a float.
+        raw = int(value.format_string(format="x"), 16)
+        return [raw & _MASK64, raw >> 64]
     return None
 
 

@@ -20,6 +20,7 @@
 // stop, which then sees its one step end where the last one did. LLDB's own step costs about
 // 0.7 ms (its thread plan, and per stop a round of packets); this one the price of a ptrace step.
 #include "TapChannel.h"
+#include "native/ExtendedRegsets.h"
 #include "native/ResumeLog.h"
 
 #include <dlfcn.h>
@@ -78,10 +79,12 @@ uint32_t readRegset(pid_t tid, uintptr_t type, uint8_t *to, size_t room) {
 // The plugin's answer for the stop of `tid`; false also when it does not answer in time.
 bool answered(TapChannel &c, pid_t tid, TapChannel::Kind kind) {
   c.registersSize = readRegset(tid, NT_PRSTATUS, c.registers, sizeof c.registers);
-  c.fpRegistersSize = kind == TapChannel::StepStop
-                          ? readRegset(tid, NT_PRFPREG, c.fpRegisters, sizeof c.fpRegisters)
-                          : 0;
-  if (c.registersSize == 0 || (kind == TapChannel::StepStop && c.fpRegistersSize == 0))
+  c.extendedSize = 0;
+  if (kind == TapChannel::StepStop)
+    c.extendedSize = static_cast<uint32_t>(readExtendedRegsets(
+        [tid](unsigned type, uint8_t *to, size_t room) { return readRegset(tid, type, to, room); },
+        c.extended));
+  if (c.registersSize == 0 || (kind == TapChannel::StepStop && c.extendedSize == 0))
     return false;
   c.kind = kind;
   c.tid = tid;

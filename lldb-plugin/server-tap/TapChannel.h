@@ -19,6 +19,8 @@
 // futex wake, so neither side polls.
 #pragma once
 
+#include "native/ExtendedRegsets.h"
+
 #include <atomic>
 #include <cstdint>
 
@@ -26,7 +28,7 @@ namespace strobe::lldb_plugin {
 
 inline constexpr const char *kTapChannelName = "strobe-lldb-server-tap";
 // Both sides' copies of this layout: raised with any change to it.
-inline constexpr uint32_t kTapChannelVersion = 2;
+inline constexpr uint32_t kTapChannelVersion = 3;
 
 struct TapChannel {
   enum State : uint32_t { Idle, Posted, Taking, Taken, Declined };
@@ -42,11 +44,11 @@ struct TapChannel {
   uint32_t kind;               // Kind of the stop, while Posted or Taking
   int32_t tid;                 // the stopped thread, while Posted or Taking
   uint32_t registersSize;      // bytes of `registers` filled
-  uint32_t fpRegistersSize;    // bytes of `fpRegisters` filled (step stops only)
+  uint32_t extendedSize;       // bytes of `extended` filled (step stops only)
   // The thread's NT_PRSTATUS register set (PTRACE_GETREGSET): x86-64 216 bytes, AArch64 272.
   alignas(16) uint8_t registers[512];
-  // Its NT_PRFPREG set: x86-64 512 bytes, AArch64 528.
-  alignas(16) uint8_t fpRegisters[1024];
+  // Its extended registers' register sets (native/ExtendedRegsets.h).
+  alignas(16) uint8_t extended[kExtendedRegsetBytes];
 };
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free &&

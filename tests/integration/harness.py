@@ -343,6 +343,13 @@ def require_built(*paths):
             raise unittest.SkipTest(f"not built: {path!r}")
 
 
+def require_avx():
+    """Skips the test on a CPU without AVX, where the vector fixture has no `mix` to run."""
+    with open("/proc/cpuinfo") as f:
+        if not re.search(r"^flags\s*:.* avx( |$)", f.read(), re.M):
+            raise unittest.SkipTest("this CPU has no AVX")
+
+
 def gdb_python(script, program, args=(), before=(), after=(), timeout=TIMEOUT):
     """Runs gdb -batch with strobe sourced: `before` commands, then the Python `script` (sourced
     from a file, so it may span lines and define functions), then `after`. Returns (rc, output)."""

@@ -2,7 +2,9 @@
 
 Reads a JSON file of memory accesses per step ([[["r"|"w", address, size], ...], ...]), steps the
 current thread once per entry with the debugger's own stepi, and writes, per step, the registers
-before it and the memory values (read accesses before the step, writes after) as JSON."""
+before it and the memory values (read accesses before the step, writes after) as JSON. With
+`extended`, the registers include x86-64's vector and x87 ones, by strobe's names (ymmNh: the
+upper half of ymmN), each as one number."""
 import json
 
 REGISTERS = {
@@ -11,6 +13,8 @@ REGISTERS = {
     "aarch64": [f"x{i}" for i in range(31)] + ["sp", "pc", "cpsr"],
 }
 MASK = (1 << 64) - 1
+X86_64_EXTENDED = ([f"xmm{i}" for i in range(16)] + [f"ymm{i}h" for i in range(16)]
+                   + [f"st{i}" for i in range(8)] + ["ftag", "fctrl", "fstat", "mxcsr"])
 
 
 def _run(steps_in, out_path, registers, memory, stepi):
@@ -31,11 +35,28 @@ def _run(steps_in, out_path, registers, memory, stepi):
         json.dump(states, f)
 
 
-def run_gdb(steps_in, out_path, isa="x86_64"):
+def run_gdb(steps_in, out_path, isa="x86_64", extended=False):
     import gdb
 
+    def words(expression, indexes):
+        return sum((int(gdb.parse_and_eval(f"{expression}[{i}]")) & MASK) << (64 * k)
+                   for k, i in enumerate(indexes))
+
+    def extended_register(name):
+        if name.startswith("xmm"):
+            return words(f"${name}.v2_int64", (0, 1))
+        if name.startswith("ymm"):
+            return words(f"${name[:-1]}.v4_int64", (2, 3))
+        if name.startswith("st"):  # a long double: its bytes, from `info registers`
+            line = gdb.execute(f"info registers {name}", to_string=True)
+            return int(line.split("(raw ")[1].rstrip(")\n"), 16)
+        return int(gdb.parse_and_eval(f"${name}")) & MASK
+
     def registers():
-        return {r: int(gdb.parse_and_eval(f"${r}")) & MASK for r in REGISTERS[isa]}
+        values = {r: int(gdb.parse_and_eval(f"${r}")) & MASK for r in REGISTERS[isa]}
+        if extended:
+            values.update({r: extended_register(r) for r in X86_64_EXTENDED})
+        return values
 
     def memory(address, size):
         return bytes(gdb.selected_inferior().read_memory(address, size)).hex()
@@ -43,14 +64,23 @@ def run_gdb(steps_in, out_path, isa="x86_64"):
     _run(steps_in, out_path, registers, memory, lambda: gdb.execute("stepi", to_string=True))
 
 
-def run_lldb(debugger, steps_in, out_path, isa="x86_64"):
+def run_lldb(debugger, steps_in, out_path, isa="x86_64", extended=False):
     import lldb
     process = debugger.GetSelectedTarget().GetProcess()
     thread = process.GetSelectedThread()
 
+    def extended_register(frame, name):
+        if name.startswith("ymm"):  # lldb-server gives the whole ymmN
+            return int.from_bytes(bytes(frame.FindRegister(name[:-1]).GetData().uint8)[16:],
+                                  "little")
+        return int.from_bytes(bytes(frame.FindRegister(name).GetData().uint8), "little")
+
     def registers():
         frame = thread.GetFrameAtIndex(0)
-        return {r: frame.FindRegister(r).GetValueAsUnsigned() & MASK for r in REGISTERS[isa]}
+        values = {r: frame.FindRegister(r).GetValueAsUnsigned() & MASK for r in REGISTERS[isa]}
+        if extended:
+            values.update({r: extended_register(frame, r) for r in X86_64_EXTENDED})
+        return values
 
     def memory(address, size):
         error = lldb.SBError()

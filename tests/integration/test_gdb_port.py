@@ -160,21 +160,40 @@ result(compared=compared, mismatches=mismatches[:5])
         self.assertEqual(r["mismatches"], [], out)
 
     def test_extended_registers_match_gdb(self):
+        harness.require_avx()
+        # In `mix`'s loop, ymm1's upper half is set; in `series`, long doubles are on the x87
+        # stack.
         rc, out = run_script("""
-tid = port.current_thread()
-xmm = [int(gdb.parse_and_eval(f"$xmm{i}.v2_int64[{half}]")) & (2**64 - 1)
-       for i in range(16) for half in (0, 1)]
-result(direct=port.read_extended(tid), via_gdb=gdb_port.read_extended(tid), xmm=xmm,
-       control=[int(gdb.parse_and_eval(f"${r}")) for r in ("cs", "mxcsr", "fctrl")])
-""", "steps", before=["break walk", "run", "next 4"])
+def read():
+    tid = port.current_thread()
+    halves = [int(gdb.parse_and_eval(f"${r}.v4_int64[{half}]")) & (2**64 - 1)
+              for r in [f"ymm{i}" for i in range(16)] for half in range(4)]
+    control = [int(gdb.parse_and_eval(f"${r}")) for r in ("cs", "mxcsr", "fctrl", "ftag")]
+    return dict(direct=port.read_extended(tid), via_gdb=gdb_port.read_extended(tid), ymm=halves,
+                control=control)
+in_mix = read()
+gdb.execute("break series")
+gdb.execute("continue")
+gdb.execute("stepi 12")
+result(in_mix=in_mix, in_series=read())
+""", "vector", before=["break mix", "run", "stepi 15"])
         self.assertEqual(rc, 0, out)
         r = results(out)[0]
-        # cs ss ds es fs gs mxcsr fctrl fstat, then xmm0-xmm15 as two slots each (low first)
-        self.assertEqual(len(r["direct"]), 9 + 32, out)
-        self.assertEqual(r["direct"], r["via_gdb"], out)
-        self.assertEqual([r["direct"][i] for i in (0, 6, 7)], r["control"], out)
-        self.assertEqual(r["direct"][9:], r["xmm"], out)
-        self.assertTrue(any(r["xmm"]), out)  # walk's floating point left something to compare
+        for where in ("in_mix", "in_series"):
+            with self.subTest(where=where):
+                at = r[where]
+                # cs ss ds es fs gs mxcsr fctrl fstat, xmm0-15 as two slots each (low first),
+                # ftag, st0-7 two slots each, ymm0h-ymm15h two slots each
+                self.assertEqual(len(at["direct"]), 9 + 32 + 1 + 16 + 32, out)
+                self.assertEqual(at["direct"], at["via_gdb"], out)
+                self.assertEqual([at["direct"][i] for i in (0, 6, 7, 41)], at["control"], out)
+                xmm = [half for i, half in enumerate(at["ymm"]) if i % 4 < 2]
+                upper = [half for i, half in enumerate(at["ymm"]) if i % 4 >= 2]
+                self.assertEqual(at["direct"][9:41], xmm, out)
+                self.assertEqual(at["direct"][58:], upper, out)
+        self.assertTrue(any(r["in_mix"]["direct"][58:]), out)  # ymm1's upper half
+        self.assertTrue(any(r["in_series"]["direct"][42:58]), out)  # the x87 stack
+        self.assertNotEqual(r["in_series"]["control"][3], 0xffff, out)  # not every tag empty
 
 
 class StepTest(unittest.TestCase):

@@ -1,7 +1,9 @@
 """`strobe step --memory` in both debuggers: the Tenet export of a 2000-instruction trace, read back
 by a parser written here, equals what the debugger's own stepi shows at every step — registers
-before each instruction, the memory it read before and wrote after. And stepping a thread parked
-in a system call says so before it waits."""
+before each instruction, the memory it read before and wrote after. The extended registers (SSE,
+AVX, x87) of a trace through vector and long double code equal the debugger's own at every step,
+by each way strobe reads them. And stepping a thread parked in a system call says so before it
+waits."""
 import json
 import os
 import re
@@ -9,8 +11,11 @@ import tempfile
 import unittest
 
 import harness
+import step_reference
 
 STEPS = 2000
+# Through `mix` (AVX) into `series` (x87) of the vector fixture.
+VECTOR_STEPS = 300
 # eflags bits the stepping mechanism itself sets (TF, RF): not the program's, should Tenet show it.
 STEP_FLAGS = 0x100 | 0x10000
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -83,6 +88,50 @@ def check_tenet_trace(test, strobe_run, reference_run, steps_wanted, registers, 
         test.assertEqual(reads + writes, truth["memory"], f"step {i}: memory differs")
 
 
+DUMP_REGISTER = re.compile(r" (\w+)=0x([0-9a-f]+)")
+
+
+def dump_states(text):
+    """`strobe dump` of a step trace -> every register's value after each record, by name."""
+    state, states = {}, []
+    for line in text.splitlines():
+        if re.match(r"\s+\d+  ", line):
+            state.update({name: int(value, 16) for name, value in DUMP_REGISTER.findall(line)})
+            states.append(dict(state))
+    return states
+
+
+def check_extended_trace(test, strobe_run, reference_run):
+    """strobe_run(dump_file): `strobe step --count VECTOR_STEPS` from `mix` of the vector
+    fixture, dumped into dump_file; reference_run(accesses, states): step_reference's extended
+    registers in a second run. Asserts that they agree at every step."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "vector.txt")
+        rc, out = strobe_run(dump)
+        test.assertEqual(rc, 0, out)
+        test.assertRegex(out, rf"strobe: stepped {VECTOR_STEPS} instructions of thread \d+")
+        with open(dump) as f:
+            states = dump_states(f.read())
+        accesses = os.path.join(tmp, "accesses.json")
+        with open(accesses, "w") as f:
+            json.dump([[] for _ in range(VECTOR_STEPS)], f)
+        states_path = os.path.join(tmp, "states.json")
+        rc, ref_out = reference_run(accesses, states_path)
+        test.assertTrue(os.path.exists(states_path), ref_out)
+        with open(states_path) as f:
+            reference = [step["regs"] for step in json.load(f)]
+    test.assertEqual(len(states), VECTOR_STEPS + 1)
+    test.assertEqual(len(reference), VECTOR_STEPS)
+    for i, (state, truth) in enumerate(zip(states, reference)):
+        for name in step_reference.X86_64_EXTENDED:
+            test.assertEqual(state.get(name), truth[name],
+                             f"step {i}: {name} differs (rip {truth['rip']:#x})")
+    # The trace went through what it is meant to check.
+    changed = {name for name in step_reference.X86_64_EXTENDED
+               if len({step[name] for step in reference}) > 1}
+    test.assertGreaterEqual(changed, {"ymm1h", "xmm1", "st0", "st1", "ftag", "fstat"})
+
+
 class StepTraceTest:
     """Mixed into one test class per debugger."""
 
@@ -131,6 +180,12 @@ class StepTraceTest:
         check_tenet_trace(self, self.strobe_run, self.reference_run, STEPS,
                           ("rax", "rsp", "r15", "rip"), STEP_FLAGS)
 
+    def test_extended_registers_equal_the_debuggers_own_stepping(self):
+        harness.require_avx()
+        for how, strobe_run in self.vector_runs():
+            with self.subTest(how=how):
+                check_extended_trace(self, strobe_run, self.vector_reference)
+
 
 class GdbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.GdbSession
@@ -146,12 +201,32 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
                             f"strobe dump --tenet --output {tenet_file}", "info breakpoints"],
                            harness.fixture("steps"))
 
-    def reference_run(self, accesses, states):
-        return harness.run(["gdb", "-nx", "-batch", "-ex", "break walk", "-ex", "run",
+    def reference_run(self, accesses, states, function="walk", fixture="steps", extended=False):
+        return harness.run(["gdb", "-nx", "-batch", "-ex", f"break {function}", "-ex", "run",
                             "-ex", f"python import sys; sys.path.insert(0, '{HERE}')",
                             "-ex", "python import step_reference",
-                            "-ex", f"python step_reference.run_gdb('{accesses}', '{states}')",
-                            "--args", harness.fixture("steps")])
+                            "-ex", f"python step_reference.run_gdb('{accesses}', '{states}', "
+                                   f"extended={extended})",
+                            "--args", harness.fixture(fixture)])
+
+    def vector_reference(self, accesses, states):
+        return self.reference_run(accesses, states, "mix", "vector", extended=True)
+
+    def vector_runs(self):
+        commands = [f"strobe step --count {VECTOR_STEPS} --quiet"]
+        vector = harness.fixture("vector")
+
+        def local(dump):  # read with ptrace by strobe's module
+            return harness.gdb(["break mix", "run", *commands, f"strobe dump -o {dump}"], vector)
+
+        def remote(dump):  # read through GDB from gdbserver
+            port = harness.free_port()
+            server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {vector} >/dev/null 2>&1"]
+            with harness.Background(server):
+                return harness.gdb([f"target remote 127.0.0.1:{port}", "break mix", "continue",
+                                    *commands, f"strobe dump -o {dump}", "kill"], vector)
+
+        return [("launched", local), ("gdbserver", remote)]
 
 
 class LldbStepTest(StepTraceTest, unittest.TestCase):
@@ -166,13 +241,26 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
         return harness.lldb(["b walk", "run", f"strobe step --count {STEPS} --memory --quiet",
                              f"strobe dump --tenet -o {tenet_file}"], harness.fixture("steps"))
 
-    def reference_run(self, accesses, states):
-        return harness.run(["lldb-19", "-b", "--no-lldbinit", "-o", "b walk", "-o", "run",
+    def reference_run(self, accesses, states, function="walk", fixture="steps", extended=False):
+        return harness.run(["lldb-19", "-b", "--no-lldbinit", "-o", f"b {function}", "-o", "run",
                             "-o", f"script import sys; sys.path.insert(0, '{HERE}')",
                             "-o", "script import step_reference",
                             "-o", "script step_reference.run_lldb(lldb.debugger, "
-                                  f"'{accesses}', '{states}')",
-                            "--", harness.fixture("steps")])
+                                  f"'{accesses}', '{states}', extended={extended})",
+                            "--", harness.fixture(fixture)])
+
+    def vector_reference(self, accesses, states):
+        return self.reference_run(accesses, states, "mix", "vector", extended=True)
+
+    def vector_runs(self):
+        def run(tap):
+            return lambda dump: harness.lldb(
+                ["b mix", "run", f"strobe step --count {VECTOR_STEPS} --quiet",
+                 f"strobe dump -o {dump}"], harness.fixture("vector"),
+                env={"STROBE_SERVER_TAP": tap})
+
+        # Inside lldb-server, by strobe's library there; and from LLDB, with a `g` packet.
+        return [("lldb-server tap", run(None)), ("gdb-remote packets", run("0"))]
 
 
 if __name__ == "__main__":

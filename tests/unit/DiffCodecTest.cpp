@@ -151,7 +151,7 @@ TEST(DiffCodec, HeaderRoundTripsItsFields) {
   const StreamLayout layout = layoutFor(Isa::AArch64, true);
   EXPECT_EQ(layout.mainCount, 34u);
   EXPECT_EQ(layout.pcIndex, 32u);
-  EXPECT_EQ(layout.extSlots, 66u); // v0-v31 two slots each, fpsr, fpcr
+  EXPECT_EQ(layout.extSlots, 67u); // v0-v31 two slots each, fpsr, fpcr, tpidr
   DiffEncoder encoder(layout, {100, 7, 3}, nullptr, "capstone");
   const DecodeReport report = DiffDecoder().decode(encoder.finish(), [](const TraceRecord &) {});
   ASSERT_TRUE(report.header);
