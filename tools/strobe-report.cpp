@@ -1,11 +1,13 @@
 // strobe-report: every report from a saved trace file, with no debugger.
 //   strobe-report FILE [SUBCOMMAND [OPTIONS...]]      (SUBCOMMAND defaults to 'profile')
-//   strobe-report help [SUBCOMMAND]
+//   strobe-report help [SUBCOMMAND], strobe-report FILE SUBCOMMAND --help (FILE not read)
 #include "command/Session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -51,9 +53,15 @@ int main(int argc, char **argv) {
     return usage(stdout);
 
   strobe::Session session(nullptr, "strobe-report");
-  // Help needs no trace file (unless one is called "help").
+  // Help needs no trace file: 'help [SUBCOMMAND]' (unless a file is called "help"), or --help
+  // after the file or its subcommand, which the subcommand answers.
   if (first == "help" && !std::filesystem::exists(first))
     return run(session, commandLine(argc, argv, 1));
+  const auto isHelp = [](std::string_view word) { return word == "--help" || word == "-h"; };
+  if (argc > 2 && isHelp(argv[2]))
+    return usage(stdout);
+  if (std::any_of(argv + 2, argv + argc, isHelp))
+    return run(session, commandLine(argc, argv, 2));
 
   std::string out;
   bool ok = session.execute("load " + quote(first), out);

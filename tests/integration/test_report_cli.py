@@ -57,6 +57,21 @@ class ReportCliTest(unittest.TestCase):
         self.assertEqual(out.strip(),
                          "error: no subcommand 'frobnicate'; try 'strobe-report help'")
 
+    def test_help_after_a_missing_file(self):
+        # As in the debuggers, --help or -h after a subcommand asks for its help: the file
+        # before it need not be there.
+        for flag in ("--help", "-h"):
+            rc, out = self.report("/nonexistent/x.strobe", "dump", "--thread", "1", flag)
+            self.assertEqual(rc, 0, out)
+            self.assertIn("Usage: strobe-report FILE dump", out)
+            self.assertNotIn("cannot open", out)
+            rc, out = self.report("/nonexistent/x.strobe", flag)
+            self.assertEqual(rc, 0, out)
+            self.assertIn("usage: strobe-report FILE", out)
+        rc, out = self.report("/nonexistent/x.strobe", "frobnicate", "--help")
+        self.assertEqual(rc, 1)
+        self.assertIn("unknown subcommand 'frobnicate'", out)
+
     def test_a_damaged_step_trace_loses_only_the_damaged_chunk(self):
         with tempfile.TemporaryDirectory() as tmp:
             saved = os.path.join(tmp, "steps.strobe")
