@@ -104,10 +104,12 @@ std::vector<SubcommandSpec> build() {
        "an exact instruction trace of the current thread, by single-stepping",
        "Steps the selected thread one instruction at a time (other threads stay stopped)\n"
        "and records every instruction with the registers it changed, as compact diff\n"
-       "records (spec 001). The trace joins the capture: 'strobe dump' prints it,\n"
-       "'strobe save' stores it. A breakpoint, watchpoint, signal or exit on the way\n"
-       "ends the trace and reaches you as usual (the trace keeps the instruction that\n"
-       "triggered a watchpoint); Ctrl-C ends it too, keeping the steps taken.",
+       "records (spec 001): the general registers and the vector and floating-point\n"
+       "state (x86-64: SSE, AVX, x87; AArch64: v0-v31, fpsr, fpcr, tpidr).\n"
+       "The trace joins the capture: 'strobe dump' prints it, 'strobe save' stores it.\n"
+       "A breakpoint, watchpoint, signal or exit on the way ends the trace and reaches\n"
+       "you as usual (the trace keeps the instruction that triggered a watchpoint);\n"
+       "Ctrl-C ends it too, keeping the steps taken.",
        {{"count", 'n', "N", "instructions to step (default 1000 unless --until is given)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
