@@ -44,37 +44,50 @@ def parse_tenet(text, pc):
     return steps
 
 
-def check_tenet_trace(test, strobe_run, reference_run, steps_wanted, registers, step_flags=0):
-    """Runs strobe_run(tenet_file) (`strobe step --memory` of steps_wanted instructions, exported
-    with `strobe dump --tenet --output`), then reference_run(accesses, states) (step_reference in
-    a second debugger on the same program), and asserts that every register and memory value of
-    the Tenet trace equals the debugger's own. `registers`: some the first line must show, the
-    program counter last. `step_flags`: bits of the flags register the stepping mechanism sets."""
-    pc = registers[-1]
+def trace_and_reference(test, strobe_run, reference_run, steps, accesses_of):
+    """Runs strobe_run(path) (`strobe step` of `steps` instructions, then `strobe dump --output
+    path`; LLDB cannot redirect a command into a file), then reference_run(accesses, states)
+    (step_reference in a second debugger on the same program) on accesses_of(the file's text).
+    Returns the file's text, strobe_run's output and the reference's states."""
     with tempfile.TemporaryDirectory() as tmp:
-        # Written by --output: LLDB cannot redirect a command into a file.
-        tenet_file = os.path.join(tmp, "walk.tenet")
-        rc, out = strobe_run(tenet_file)
+        path = os.path.join(tmp, "trace.txt")
+        rc, out = strobe_run(path)
         test.assertEqual(rc, 0, out)
-        test.assertRegex(out, rf"strobe: stepped {steps_wanted} instructions of thread \d+")
-        with open(tenet_file) as f:
-            tenet = f.read()
-        test.assertIn(f"strobe: wrote {tenet.count(chr(10))} lines to {tenet_file}", out)
-        test.assertNotIn(f"{pc}=", out, "the trace goes to the file, not the console")
+        test.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
+        with open(path) as f:
+            text = f.read()
+        test.assertIn(f"strobe: wrote {text.count(chr(10))} lines to {path}", out)
+        accesses = os.path.join(tmp, "accesses.json")
+        with open(accesses, "w") as f:
+            json.dump(accesses_of(text), f)
+        states = os.path.join(tmp, "states.json")
+        rc, ref_out = reference_run(accesses, states)
+        test.assertTrue(os.path.exists(states), ref_out)
+        with open(states) as f:
+            reference = json.load(f)
+    test.assertEqual(len(reference), steps)
+    return text, out, reference
+
+
+def check_tenet_trace(test, strobe_run, reference_run, steps_wanted, registers, step_flags=0):
+    """Asserts that every register and memory value of the Tenet export (`strobe step --memory`
+    of steps_wanted instructions, `strobe dump --tenet`; see trace_and_reference) equals the
+    debugger's own. `registers`: some the first line must show, the program counter last.
+    `step_flags`: bits of the flags register the stepping mechanism sets."""
+    pc = registers[-1]
+
+    def accesses_of(tenet):
         steps = parse_tenet(tenet, pc)
         test.assertGreaterEqual(len(steps), steps_wanted, tenet[-3000:])
-        steps = steps[:steps_wanted]
-        test.assertTrue(any(m for _, m in steps), "walk loads and stores: memory must show")
-        accesses = os.path.join(tmp, "accesses.json")
-        states_path = os.path.join(tmp, "states.json")
-        with open(accesses, "w") as f:
-            json.dump([[(kind, address, len(data) // 2) for kind, address, data in memory]
-                       for _, memory in steps], f)
-        rc, ref_out = reference_run(accesses, states_path)
-        test.assertTrue(os.path.exists(states_path), ref_out)
-        with open(states_path) as f:
-            reference = json.load(f)
-    test.assertEqual(len(reference), steps_wanted)
+        test.assertTrue(any(m for _, m in steps[:steps_wanted]),
+                        "walk loads and stores: memory must show")
+        return [[(kind, address, len(data) // 2) for kind, address, data in memory]
+                for _, memory in steps[:steps_wanted]]
+
+    tenet, out, reference = trace_and_reference(test, strobe_run, reference_run, steps_wanted,
+                                                accesses_of)
+    test.assertNotIn(f"{pc}=", out, "the trace goes to the file, not the console")
+    steps = parse_tenet(tenet, pc)[:steps_wanted]
     test.assertGreaterEqual(set(steps[0][0]), set(registers))
     for i, ((regs, memory), truth) in enumerate(zip(steps, reference)):
         for name, value in regs.items():  # Tenet's register set: the GPRs and the pc
@@ -102,26 +115,14 @@ def dump_states(text):
 
 
 def check_extended_trace(test, strobe_run, reference_run):
-    """strobe_run(dump_file): `strobe step --count VECTOR_STEPS` from `mix` of the vector
-    fixture, dumped into dump_file; reference_run(accesses, states): step_reference's extended
-    registers in a second run. Asserts that they agree at every step."""
-    with tempfile.TemporaryDirectory() as tmp:
-        dump = os.path.join(tmp, "vector.txt")
-        rc, out = strobe_run(dump)
-        test.assertEqual(rc, 0, out)
-        test.assertRegex(out, rf"strobe: stepped {VECTOR_STEPS} instructions of thread \d+")
-        with open(dump) as f:
-            states = dump_states(f.read())
-        accesses = os.path.join(tmp, "accesses.json")
-        with open(accesses, "w") as f:
-            json.dump([[] for _ in range(VECTOR_STEPS)], f)
-        states_path = os.path.join(tmp, "states.json")
-        rc, ref_out = reference_run(accesses, states_path)
-        test.assertTrue(os.path.exists(states_path), ref_out)
-        with open(states_path) as f:
-            reference = [step["regs"] for step in json.load(f)]
+    """Asserts that the extended registers of `strobe step --count VECTOR_STEPS` from `mix` of
+    the vector fixture, as `strobe dump` prints them (see trace_and_reference), equal the
+    debugger's own at every step."""
+    dump, _, reference = trace_and_reference(test, strobe_run, reference_run, VECTOR_STEPS,
+                                             lambda _: [[] for _ in range(VECTOR_STEPS)])
+    states = dump_states(dump)
+    reference = [step["regs"] for step in reference]
     test.assertEqual(len(states), VECTOR_STEPS + 1)
-    test.assertEqual(len(reference), VECTOR_STEPS)
     for i, (state, truth) in enumerate(zip(states, reference)):
         for name in step_reference.X86_64_EXTENDED:
             test.assertEqual(state.get(name), truth[name],
