@@ -62,7 +62,8 @@ public:
   void read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled);
   // The same from a stop reply at hand ("T<signal>key:value;...", up to an optional '#').
   void fill(std::string_view reply, std::vector<uint64_t> &values, std::vector<bool> &filled) const;
-  // The `ext` registers in ExtendedSnapshot layout; false unless every one of them was read.
+  // The `ext` registers in ExtendedSnapshot layout, 0 for one lldb-server does not have; false
+  // when it has none of them or the read fails.
   bool readExtended(uint64_t tid, std::vector<uint64_t> &values);
 
 private:
