@@ -177,7 +177,9 @@ bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
   py::object result = invoke("read_extended", tid);
   if (result.is_none())
     return false;
-  assignWords(result, out.values);
+  auto snapshot = result.cast<py::tuple>();
+  assignWords(snapshot[0], out.values);
+  out.absent = snapshot[1].cast<std::vector<std::string>>();
   return true;
 }
 

@@ -10,7 +10,7 @@
 //                 process behind them (HostProcess.h)
 //   threads() -> [tid]               current_thread() -> tid
 //   read_thread(tid, depth) -> ([register], [pc, caller, ...]) or None when unreadable
-//   read_extended(tid) -> [slot] or None
+//   read_extended(tid) -> ([slot], [name of a register the target lacks]) or None
 //   modules() -> [(path, build_id, start, end, bias)]
 //   symbolize(pc) -> (function, start, size, file, line, [inlined, innermost first]); size 0
 //                    and the symbol's linkage name for a function without debug information

@@ -569,10 +569,11 @@ bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
     return false;
   if (setup_.process != process.GetUniqueID())
     learnSetup();
-  if (setup_.remote && setup_.remote->readExtended(tid, out.values))
+  if (setup_.remote && setup_.remote->readExtended(tid, out))
     return true;
   const RegisterTable &table = registerTable(setup_.isa);
   out.values.assign(table.extSlots(), 0);
+  out.absent.clear();
   auto slot = out.values.begin();
   bool any = false;
   for (const ExtRegister &reg : table.ext) {
@@ -592,6 +593,8 @@ bool LldbTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
       const size_t size = have > offset ? std::min<size_t>(have - offset, reg.bytes) : 0;
       if (size > 0 && data.ReadRawData(error, offset, &*slot, size) == size && error.Success())
         any = true;
+    } else {
+      out.absent.emplace_back(reg.name);
     }
     slot += reg.bytes / 8;
   }

@@ -91,6 +91,7 @@ std::optional<RemoteRegisters> RemoteRegisters::learn(lldb::SBDebugger debugger,
   if (!plugin || std::string_view(plugin) != "gdb-remote")
     return std::nullopt;
   RemoteRegisters registers(debugger);
+  registers.ext_ = ext;
   registers.extFields_.resize(ext.size());
   for (size_t i = 0; i < ext.size(); ++i) {
     registers.extFields_[i].slot = registers.extSlots_;
@@ -148,18 +149,23 @@ std::optional<RemoteRegisters> RemoteRegisters::learn(lldb::SBDebugger debugger,
   return registers;
 }
 
-bool RemoteRegisters::readExtended(uint64_t tid, std::vector<uint64_t> &values) {
+bool RemoteRegisters::readExtended(uint64_t tid, ExtendedSnapshot &out) {
   if (std::none_of(extFields_.begin(), extFields_.end(),
                    [](const FileField &f) { return f.known; }))
     return false;
   char packet[48];
   std::snprintf(packet, sizeof packet, "g;thread:%llx;", static_cast<unsigned long long>(tid));
   std::string reply = request(packet);
+  std::vector<uint64_t> &values = out.values;
   values.assign(extSlots_, 0);
-  for (const FileField &field : extFields_) {
+  out.absent.clear();
+  for (size_t i = 0; i < extFields_.size(); ++i) {
+    const FileField &field = extFields_[i];
     // One lldb-server does not have (ymm on a CPU without AVX) reads as 0: LLDB has none either.
-    if (!field.known)
+    if (!field.known) {
+      out.absent.emplace_back(ext_[i].name);
       continue;
+    }
     if ((field.offset + field.bytes) * 2 > reply.size())
       return false;
     // The image holds each register in target (little-endian) byte order, as the slots do.

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "target/Isa.h"
+#include "target/Target.h"
 
 #include <lldb/API/SBDebugger.h>
 #include <lldb/API/SBProcess.h>
@@ -62,9 +63,9 @@ public:
   void read(uint64_t tid, std::vector<uint64_t> &values, std::vector<bool> &filled);
   // The same from a stop reply at hand ("T<signal>key:value;...", up to an optional '#').
   void fill(std::string_view reply, std::vector<uint64_t> &values, std::vector<bool> &filled) const;
-  // The `ext` registers in ExtendedSnapshot layout, 0 for one lldb-server does not have; false
-  // when it has none of them or the read fails.
-  bool readExtended(uint64_t tid, std::vector<uint64_t> &values);
+  // The `ext` registers as an ExtendedSnapshot, 0 for one lldb-server does not have (named in
+  // `absent`); false when it has none of them or the read fails.
+  bool readExtended(uint64_t tid, ExtendedSnapshot &out);
 
 private:
   explicit RemoteRegisters(lldb::SBDebugger debugger) : debugger_(debugger) {}
@@ -81,7 +82,8 @@ private:
 
   lldb::SBDebugger debugger_;
   std::map<unsigned, unsigned> slotOf_; // lldb-server register number -> index in `names`
-  std::vector<FileField> extFields_;    // in `ext` order
+  std::span<const ExtRegister> ext_;
+  std::vector<FileField> extFields_; // in `ext_` order
   size_t extSlots_ = 0;
   std::string command_; // reused buffer
 };

@@ -37,9 +37,10 @@ bool Stepper::readState(uint64_t tid, TraceRecord &record) {
     ExtendedSnapshot ext;
     // A front-end that cannot read them for the first record records none for the whole trace,
     // so that every record of the trace describes the same state.
-    if (target_.readExtended(tid, ext) && ext.values.size() == table.extSlots())
+    if (target_.readExtended(tid, ext) && ext.values.size() == table.extSlots()) {
       record.ext = std::move(ext.values);
-    else
+      absentExtended_ = std::move(ext.absent);
+    } else
       extended_ = false;
   }
   return true;
@@ -63,6 +64,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
   if (!readState(request.tid, previous))
     throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
   outcome.trace.records.push_back(previous);
+  outcome.absentExtended = absentExtended_;
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid);
   try {

@@ -34,6 +34,9 @@ struct StepOutcome {
   bool reachedUntil = false; // the pc reached one of the request's `until`
   uint64_t durationNs = 0;
   uint64_t unpredictedMemory = 0; // instructions whose memory accesses the model cannot name
+  // Extended registers the target does not have (LLDB reads no SVE target's v0-v31): the trace
+  // holds them as 0.
+  std::vector<std::string> absentExtended;
 };
 
 class Stepper {
@@ -50,6 +53,7 @@ private:
   Isa isa_;
   InstructionDecoder decoder_;
   bool extended_ = true;                          // the front-end can read the ext registers
+  std::vector<std::string> absentExtended_;       // as the last read of them said
   std::map<uint64_t, std::vector<uint8_t>> code_; // pc -> bytes read there (code does not change)
   ThreadSnapshot snapshot_;
 };

@@ -5,7 +5,12 @@
 #include "report/ProfileReport.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace strobe {
 namespace {
@@ -13,6 +18,35 @@ namespace {
 // `strobe step --until` without --count: a bound, so a location never reached does not step
 // forever.
 constexpr uint64_t kStepUntilLimit = 1'000'000;
+
+// "v0-v31, fpsr": register names with runs of one name numbered on by one joined.
+std::string registerRuns(const std::vector<std::string> &names) {
+  struct Numbered {
+    std::string prefix, suffix;
+    unsigned long number;
+  };
+  auto numbered = [](const std::string &name) -> std::optional<Numbered> {
+    const size_t digits = name.find_first_of("0123456789");
+    if (digits == name.npos)
+      return std::nullopt;
+    const size_t after = std::min(name.find_first_not_of("0123456789", digits), name.size());
+    return Numbered{name.substr(0, digits), name.substr(after),
+                    std::stoul(name.substr(digits, after - digits))};
+  };
+  std::string out;
+  for (size_t first = 0, end; first < names.size(); first = end) {
+    const std::optional<Numbered> head = numbered(names[first]);
+    for (end = first + 1; head && end < names.size(); ++end) {
+      const std::optional<Numbered> next = numbered(names[end]);
+      if (!next || next->prefix != head->prefix || next->suffix != head->suffix ||
+          next->number != head->number + (end - first))
+        break;
+    }
+    out += (out.empty() ? "" : ", ") + names[first] +
+           (end - first > 1 ? "-" + names[end - 1] : std::string());
+  }
+  return out;
+}
 
 } // namespace
 
@@ -70,6 +104,10 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   size_t stepped = trace.records.size() - 1;
   if (!cmd.has("quiet"))
     out += renderStepTrace(c, trace);
+  if (!outcome.absentExtended.empty())
+    out += fmt::format("strobe: this target has no {}: the trace holds 0 for {}\n",
+                       registerRuns(outcome.absentExtended),
+                       outcome.absentExtended.size() > 1 ? "them" : "it");
   out += fmt::format(
       "strobe: stepped {} of thread {} in {} ({:.0f} us each){}; {}; 'strobe "
       "dump' prints it, 'strobe save' keeps it\n",

@@ -26,6 +26,7 @@ struct ThreadSnapshot {
 // Registers of the table's `ext` list (Isa.h), read only when a step trace asks for them.
 struct ExtendedSnapshot {
   std::vector<uint64_t> values; // ext registers in order; a 16-byte register takes two (low first)
+  std::vector<std::string> absent; // those the target does not have (in `values` as 0), in order
 };
 
 struct ModuleInfo {

@@ -56,7 +56,7 @@ class GdbTarget:
         self._architecture = None
         self._registers = []  # descriptors of the engine's registers for _architecture
         self._extended_architecture = None
-        self._extended = []  # (descriptor or None, bytes) of the extended ones, for that one
+        self._extended = []  # (name, descriptor or None, bytes) of the extended ones, for that one
         self._home = None  # (thread, frame) the user had selected before read_thread switched
         self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
@@ -122,14 +122,16 @@ class GdbTarget:
         return regs, stack
 
     def read_extended(self, tid):
+        """(values, names of the registers this target lacks, in values as 0), or None."""
         try:
             frame = self._newest_frame_of(tid)
             if frame is None:
                 return None
-            values = []
-            for register, size in self._extended_descriptors(frame):
+            values, absent = [], []
+            for name, register, size in self._extended_descriptors(frame):
                 if register is None:  # this target has none (no AVX): 0, as in LLDB
                     values += [0] * (size // 8)
+                    absent.append(name)
                     continue
                 value = frame.read_register(register)
                 if size == 16:
@@ -139,7 +141,7 @@ class GdbTarget:
                     values += halves
                 else:
                     values.append(int(value) & _MASK64)
-            return values
+            return values, absent
         except (gdb.error, ValueError) as error:
             self._warn_unreadable(error)
             return None
@@ -447,7 +449,7 @@ class GdbTarget:
         architecture = frame.architecture()
         if architecture is not self._extended_architecture:
             found = architecture.registers()
-            self._extended = [(found.find(name), size)
+            self._extended = [(name, found.find(name), size)
                               for name, size in _strobe.extended_registers(architecture.name())]
             self._extended_architecture = architecture
         return self._extended

@@ -3,8 +3,9 @@
 Reads a JSON file of memory accesses per step ([[["r"|"w", address, size], ...], ...]), steps the
 current thread once per entry with the debugger's own stepi, and writes, per step, the registers
 before it and the memory values (read accesses before the step, writes after) as JSON. With
-`extended`, the registers include x86-64's vector and x87 ones, by strobe's names (ymmNh: the
-upper half of ymmN), each as one number."""
+`extended`, the registers include those of EXTENDED (x86-64's vector and x87 ones, AArch64's
+vector and FP status ones), by strobe's names (ymmNh: the upper half of ymmN), each as one
+number."""
 import json
 
 REGISTERS = {
@@ -13,8 +14,12 @@ REGISTERS = {
     "aarch64": [f"x{i}" for i in range(31)] + ["sp", "pc", "cpsr"],
 }
 MASK = (1 << 64) - 1
-X86_64_EXTENDED = ([f"xmm{i}" for i in range(16)] + [f"ymm{i}h" for i in range(16)]
-                   + [f"st{i}" for i in range(8)] + ["ftag", "fctrl", "fstat", "mxcsr"])
+# The extended registers compared, by strobe's names (AArch64's tpidr: qemu's stub has none).
+EXTENDED = {
+    "x86_64": ([f"xmm{i}" for i in range(16)] + [f"ymm{i}h" for i in range(16)]
+               + [f"st{i}" for i in range(8)] + ["ftag", "fctrl", "fstat", "mxcsr"]),
+    "aarch64": [f"v{i}" for i in range(32)] + ["fpsr", "fpcr"],
+}
 
 
 def _run(steps_in, out_path, registers, memory, stepi):
@@ -45,6 +50,8 @@ def run_gdb(steps_in, out_path, isa="x86_64", extended=False):
     def extended_register(name):
         if name.startswith("xmm"):
             return words(f"${name}.v2_int64", (0, 1))
+        if name.startswith("v"):  # AArch64
+            return words(f"${name}.d.u", (0, 1))
         if name.startswith("ymm"):
             return words(f"${name[:-1]}.v4_int64", (2, 3))
         if name.startswith("st"):  # a long double: its bytes, from `info registers`
@@ -55,7 +62,7 @@ def run_gdb(steps_in, out_path, isa="x86_64", extended=False):
     def registers():
         values = {r: int(gdb.parse_and_eval(f"${r}")) & MASK for r in REGISTERS[isa]}
         if extended:
-            values.update({r: extended_register(r) for r in X86_64_EXTENDED})
+            values.update({r: extended_register(r) for r in EXTENDED[isa]})
         return values
 
     def memory(address, size):
@@ -79,7 +86,7 @@ def run_lldb(debugger, steps_in, out_path, isa="x86_64", extended=False):
         frame = thread.GetFrameAtIndex(0)
         values = {r: frame.FindRegister(r).GetValueAsUnsigned() & MASK for r in REGISTERS[isa]}
         if extended:
-            values.update({r: extended_register(frame, r) for r in X86_64_EXTENDED})
+            values.update({r: extended_register(frame, r) for r in EXTENDED[isa]})
         return values
 
     def memory(address, size):

@@ -1,19 +1,22 @@
 """strobe on an AArch64 program under qemu-user's gdbstub (qemu-aarch64 -g PORT), in both
 debuggers: the host process is the emulator, the sample signal one qemu does not renumber but
 reports in GDB's numbering (which LLDB keeps), the registers the debugger's AArch64 ones. And
-`strobe step --memory` there, checked against the debugger's own stepping."""
+`strobe step --memory` there, and the vector registers of a trace, checked against the debugger's
+own stepping."""
 import os
 import shutil
 import unittest
 
 import harness
-from test_step import HERE, check_tenet_trace
+from test_step import HERE, check_extended_trace, check_tenet_trace
 
 PROGRAM = harness.fixture("demo-aarch64")
 STEPPED = harness.fixture("steps-aarch64")
 # The stub takes 3-6 ms a step: a few turns of walk's loop, with loads, stores and FP arithmetic.
 STEPS = 300
 TENET_REGISTERS = ("x0", "x30", "sp", "pc")
+# walk's floating-point arithmetic: the registers it leaves its values in.
+VECTOR_CHANGES = ("v0", "v1")
 
 
 def require_tools(*tools):
@@ -33,9 +36,11 @@ def assert_program_is_the_module(test, out):
     test.assertNotIn("[unknown]", out)
 
 
-def emulator(port, seconds=None, program=PROGRAM):
-    return harness.Background(["qemu-aarch64", "-g", str(port), program,
-                               *([str(seconds)] if seconds else [])])
+def emulator(port, seconds=None, program=PROGRAM, cpu=None):
+    """qemu-aarch64's stub on `port`; `cpu`: a CPU model instead of qemu's default, which has
+    SVE (the stub then describes z0-z31, and LLDB 19 reads no vector register)."""
+    return harness.Background(["qemu-aarch64", *(["-cpu", cpu] if cpu else []), "-g", str(port),
+                               program, *([str(seconds)] if seconds else [])])
 
 
 class GdbTest(unittest.TestCase):
@@ -83,6 +88,40 @@ class GdbTest(unittest.TestCase):
 
         check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
 
+    def test_vector_registers_equal_gdbs_own_stepping(self):
+        # Read through GDB's own registers (the stub is remote), by strobe's GDB port.
+        def strobe_run(dump):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.gdb([f"target remote 127.0.0.1:{port}", "break walk", "continue",
+                                    f"strobe step --count {STEPS} --quiet",
+                                    f"strobe dump --output {dump}", "continue"],
+                                   STEPPED, binary="gdb-multiarch")
+
+        def reference_run(accesses, states):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED):
+                return harness.run(
+                    ["gdb-multiarch", "-nx", "-batch", "-ex", f"target remote 127.0.0.1:{port}",
+                     "-ex", "break walk", "-ex", "continue",
+                     "-ex", f"python import sys; sys.path.insert(0, '{HERE}')",
+                     "-ex", "python import step_reference",
+                     "-ex", f"python step_reference.run_gdb('{accesses}', '{states}', 'aarch64', "
+                            "extended=True)",
+                     "-ex", "kill", STEPPED])
+
+        check_extended_trace(self, strobe_run, reference_run, STEPS, "aarch64", VECTOR_CHANGES)
+
+    def test_registers_gdb_cannot_read_are_named(self):
+        # GDB reads v0-v31 from the stub's SVE registers; only tpidr is missing.
+        port = harness.free_port()
+        with emulator(port, program=STEPPED):
+            rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break walk", "continue",
+                                   "strobe step --count 3 --quiet", "continue"],
+                                  STEPPED, binary="gdb-multiarch")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("strobe: this target has no tpidr: the trace holds 0 for it\n", out)
+
 
 class LldbTest(unittest.TestCase):
     def setUp(self):
@@ -126,6 +165,39 @@ class LldbTest(unittest.TestCase):
 
         check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
 
+    def test_vector_registers_equal_lldbs_own_stepping(self):
+        # qemu's stub answers no qRegisterInfo: strobe reads them through SBValues. A CPU without
+        # SVE, so that LLDB has v0-v31.
+        def strobe_run(dump):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED, cpu="cortex-a57"):
+                return harness.lldb([f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}",
+                                     "b walk", "c", f"strobe step --count {STEPS} --quiet",
+                                     f"strobe dump -o {dump}", "c"])
+
+        def reference_run(accesses, states):
+            port = harness.free_port()
+            with emulator(port, program=STEPPED, cpu="cortex-a57"):
+                return harness.run(
+                    ["lldb-19", "-b", "--no-lldbinit", "-o", f"target create {STEPPED}",
+                     "-o", f"gdb-remote 127.0.0.1:{port}", "-o", "b walk", "-o", "c",
+                     "-o", f"script import sys; sys.path.insert(0, '{HERE}')",
+                     "-o", "script import step_reference",
+                     "-o", "script step_reference.run_lldb(lldb.debugger, "
+                           f"'{accesses}', '{states}', 'aarch64', extended=True)",
+                     "-o", "kill"])
+
+        check_extended_trace(self, strobe_run, reference_run, STEPS, "aarch64", VECTOR_CHANGES)
+
+    def test_registers_lldb_cannot_read_are_named(self):
+        # On qemu's default CPU (SVE) LLDB reads no v register, and the stub has no tpidr.
+        port = harness.free_port()
+        with emulator(port, program=STEPPED):
+            rc, out = harness.lldb([f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}",
+                                    "b walk", "c", "strobe step --count 3 --quiet", "c"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("strobe: this target has no v0-v31, tpidr: the trace holds 0 for them\n",
+                      out)
 
 
 if __name__ == "__main__":

@@ -114,23 +114,23 @@ def dump_states(text):
     return states
 
 
-def check_extended_trace(test, strobe_run, reference_run):
-    """Asserts that the extended registers of `strobe step --count VECTOR_STEPS` from `mix` of
-    the vector fixture, as `strobe dump` prints them (see trace_and_reference), equal the
-    debugger's own at every step."""
-    dump, _, reference = trace_and_reference(test, strobe_run, reference_run, VECTOR_STEPS,
-                                             lambda _: [[] for _ in range(VECTOR_STEPS)])
+def check_extended_trace(test, strobe_run, reference_run, steps, isa, must_change):
+    """Asserts that the extended registers of a step trace of `steps` instructions, as `strobe
+    dump` prints them (see trace_and_reference), equal the debugger's own at every step, and that
+    those of `must_change` changed on the way."""
+    dump, _, reference = trace_and_reference(test, strobe_run, reference_run, steps,
+                                             lambda _: [[] for _ in range(steps)])
     states = dump_states(dump)
     reference = [step["regs"] for step in reference]
-    test.assertEqual(len(states), VECTOR_STEPS + 1)
+    test.assertEqual(len(states), steps + 1)
+    pc = "pc" if isa == "aarch64" else "rip"
     for i, (state, truth) in enumerate(zip(states, reference)):
-        for name in step_reference.X86_64_EXTENDED:
+        for name in step_reference.EXTENDED[isa]:
             test.assertEqual(state.get(name), truth[name],
-                             f"step {i}: {name} differs (rip {truth['rip']:#x})")
-    # The trace went through what it is meant to check.
-    changed = {name for name in step_reference.X86_64_EXTENDED
+                             f"step {i}: {name} differs ({pc} {truth[pc]:#x})")
+    changed = {name for name in step_reference.EXTENDED[isa]
                if len({step[name] for step in reference}) > 1}
-    test.assertGreaterEqual(changed, {"ymm1h", "xmm1", "st0", "st1", "ftag", "fstat"})
+    test.assertGreaterEqual(changed, set(must_change))
 
 
 class StepTraceTest:
@@ -185,7 +185,8 @@ class StepTraceTest:
         harness.require_avx()
         for how, strobe_run in self.vector_runs():
             with self.subTest(how=how):
-                check_extended_trace(self, strobe_run, self.vector_reference)
+                check_extended_trace(self, strobe_run, self.vector_reference, VECTOR_STEPS,
+                                     "x86_64", {"ymm1h", "xmm1", "st0", "st1", "ftag", "fstat"})
 
 
 class GdbStepTest(StepTraceTest, unittest.TestCase):

@@ -225,6 +225,42 @@ TEST(StepCommand, AThreadInUserCodeStepsWithoutANote) {
   EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
 }
 
+// A target without some extended registers (LLDB on a qemu AArch64 with SVE has no v0-v31): the
+// trace holds them as 0, and the user is told which.
+TEST(StepCommand, ExtendedRegistersTheTargetLacksAreNamed) {
+  struct Lacking : LoopMachine {
+    std::vector<std::string> absent;
+    bool readExtended(uint64_t, ExtendedSnapshot &out) override {
+      out.values.assign(registerTable(Isa::X86_64).extSlots(), 0);
+      out.absent = absent;
+      return true;
+    }
+  };
+  Lacking machine;
+  machine.absent = {"ftag", "ymm0h", "ymm1h", "ymm2h", "ymm4h", "ymm5h"};
+  Session session(&machine, "fake");
+  std::string out;
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  EXPECT_NE(out.find("strobe: this target has no ftag, ymm0h-ymm2h, ymm4h-ymm5h: the trace holds "
+                     "0 for them\n"),
+            std::string::npos)
+      << out;
+  machine.absent = {"tpidr"};
+  out.clear();
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  EXPECT_NE(out.find("strobe: this target has no tpidr: the trace holds 0 for it\n"),
+            std::string::npos)
+      << out;
+  machine.absent.clear();
+  out.clear();
+  ASSERT_TRUE(session.execute("step --count 2 --quiet", out)) << out;
+  EXPECT_EQ(out.find("this target has no"), std::string::npos) << out;
+  machine.absent = {"ymm3h"};
+  StepOutcome stepped = Stepper(machine).run({1001, 2, {}, false, {}});
+  EXPECT_EQ(stepped.absentExtended, std::vector<std::string>{"ymm3h"});
+  EXPECT_EQ(stepped.trace.records[2].ext.size(), registerTable(Isa::X86_64).extSlots());
+}
+
 // A capture of steps alone was described as "0 samples of 0 threads, 1 step trace, 0 stops over
 // 0 ns": samples, stops and a duration belong to sampling.
 TEST(StepCommand, StatusOfAStepTraceSaysNothingOfSampling) {
