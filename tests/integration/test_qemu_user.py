@@ -43,6 +43,49 @@ def emulator(port, seconds=None, program=PROGRAM, cpu=None):
                                program, *([str(seconds)] if seconds else [])])
 
 
+# How each debugger reaches walk in the stepped program under the stub on a port.
+REACH_WALK = {
+    "gdb": lambda port: [f"target remote 127.0.0.1:{port}", "break walk", "continue"],
+    "lldb": lambda port: [f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}", "b walk",
+                          "continue"],
+}
+
+
+def strobe_run(debugger, step_options, dump_options, cpu=None):
+    """A strobe_run for test_step's checks: in `debugger` ("gdb", "lldb"), from walk, `strobe
+    step` of STEPS instructions, then `strobe dump` into the file it is given."""
+    def run(path):
+        port = harness.free_port()
+        with emulator(port, program=STEPPED, cpu=cpu):
+            commands = [*REACH_WALK[debugger](port),
+                        f"strobe step --count {STEPS} {step_options} --quiet",
+                        f"strobe dump {dump_options} --output {path}", "continue"]
+            if debugger == "gdb":
+                return harness.gdb(commands, STEPPED, binary="gdb-multiarch")
+            return harness.lldb(commands)
+    return run
+
+
+def reference_run(debugger, extended=False, cpu=None):
+    """A reference_run for test_step's checks: the debugger's own stepping from walk."""
+    def run(accesses, states):
+        arguments = f"'{accesses}', '{states}', 'aarch64', extended={extended}"
+        if debugger == "gdb":
+            argv, flag, script = ["gdb-multiarch", "-nx", "-batch"], "-ex", "python"
+            call, program = f"step_reference.run_gdb({arguments})", [STEPPED]
+        else:
+            argv, flag, script = ["lldb-19", "-b", "--no-lldbinit"], "-o", "script"
+            call, program = f"step_reference.run_lldb(lldb.debugger, {arguments})", []
+        port = harness.free_port()
+        with emulator(port, program=STEPPED, cpu=cpu):
+            for command in [*REACH_WALK[debugger](port),
+                            f"{script} import sys; sys.path.insert(0, '{HERE}')",
+                            f"{script} import step_reference", f"{script} {call}", "kill"]:
+                argv += [flag, command]
+            return harness.run(argv + program)
+    return run
+
+
 class GdbTest(unittest.TestCase):
     def setUp(self):
         require_tools("gdb-multiarch")
@@ -67,50 +110,13 @@ class GdbTest(unittest.TestCase):
         self.assertIn("exited normally", out)
 
     def test_step_trace_equals_gdbs_own_stepping(self):
-        def strobe_run(tenet_file):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.gdb([f"target remote 127.0.0.1:{port}", "break walk", "continue",
-                                    f"strobe step --count {STEPS} --memory --quiet",
-                                    f"strobe dump --tenet --output {tenet_file}", "continue"],
-                                   STEPPED, binary="gdb-multiarch")
-
-        def reference_run(accesses, states):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.run(
-                    ["gdb-multiarch", "-nx", "-batch", "-ex", f"target remote 127.0.0.1:{port}",
-                     "-ex", "break walk", "-ex", "continue",
-                     "-ex", f"python import sys; sys.path.insert(0, '{HERE}')",
-                     "-ex", "python import step_reference",
-                     "-ex", f"python step_reference.run_gdb('{accesses}', '{states}', 'aarch64')",
-                     "-ex", "kill", STEPPED])
-
-        check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
+        check_tenet_trace(self, strobe_run("gdb", "--memory", "--tenet"), reference_run("gdb"),
+                          STEPS, TENET_REGISTERS)
 
     def test_vector_registers_equal_gdbs_own_stepping(self):
         # Read through GDB's own registers (the stub is remote), by strobe's GDB port.
-        def strobe_run(dump):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.gdb([f"target remote 127.0.0.1:{port}", "break walk", "continue",
-                                    f"strobe step --count {STEPS} --quiet",
-                                    f"strobe dump --output {dump}", "continue"],
-                                   STEPPED, binary="gdb-multiarch")
-
-        def reference_run(accesses, states):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.run(
-                    ["gdb-multiarch", "-nx", "-batch", "-ex", f"target remote 127.0.0.1:{port}",
-                     "-ex", "break walk", "-ex", "continue",
-                     "-ex", f"python import sys; sys.path.insert(0, '{HERE}')",
-                     "-ex", "python import step_reference",
-                     "-ex", f"python step_reference.run_gdb('{accesses}', '{states}', 'aarch64', "
-                            "extended=True)",
-                     "-ex", "kill", STEPPED])
-
-        check_extended_trace(self, strobe_run, reference_run, STEPS, "aarch64", VECTOR_CHANGES)
+        check_extended_trace(self, strobe_run("gdb", "", ""), reference_run("gdb", extended=True),
+                             STEPS, "aarch64", VECTOR_CHANGES)
 
     def test_registers_gdb_cannot_read_are_named(self):
         # GDB reads v0-v31 from the stub's SVE registers; only tpidr is missing.
@@ -144,50 +150,15 @@ class LldbTest(unittest.TestCase):
         self.assertIn("exited with status = 0", out)
 
     def test_step_trace_equals_lldbs_own_stepping(self):
-        def strobe_run(tenet_file):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.lldb([f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}",
-                                     "b walk", "c", f"strobe step --count {STEPS} --memory --quiet",
-                                     f"strobe dump --tenet -o {tenet_file}", "c"])
-
-        def reference_run(accesses, states):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED):
-                return harness.run(
-                    ["lldb-19", "-b", "--no-lldbinit", "-o", f"target create {STEPPED}",
-                     "-o", f"gdb-remote 127.0.0.1:{port}", "-o", "b walk", "-o", "c",
-                     "-o", f"script import sys; sys.path.insert(0, '{HERE}')",
-                     "-o", "script import step_reference",
-                     "-o", "script step_reference.run_lldb(lldb.debugger, "
-                           f"'{accesses}', '{states}', 'aarch64')",
-                     "-o", "kill"])
-
-        check_tenet_trace(self, strobe_run, reference_run, STEPS, TENET_REGISTERS)
+        check_tenet_trace(self, strobe_run("lldb", "--memory", "--tenet"), reference_run("lldb"),
+                          STEPS, TENET_REGISTERS)
 
     def test_vector_registers_equal_lldbs_own_stepping(self):
         # qemu's stub answers no qRegisterInfo: strobe reads them through SBValues. A CPU without
         # SVE, so that LLDB has v0-v31.
-        def strobe_run(dump):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED, cpu="cortex-a57"):
-                return harness.lldb([f"target create {STEPPED}", f"gdb-remote 127.0.0.1:{port}",
-                                     "b walk", "c", f"strobe step --count {STEPS} --quiet",
-                                     f"strobe dump -o {dump}", "c"])
-
-        def reference_run(accesses, states):
-            port = harness.free_port()
-            with emulator(port, program=STEPPED, cpu="cortex-a57"):
-                return harness.run(
-                    ["lldb-19", "-b", "--no-lldbinit", "-o", f"target create {STEPPED}",
-                     "-o", f"gdb-remote 127.0.0.1:{port}", "-o", "b walk", "-o", "c",
-                     "-o", f"script import sys; sys.path.insert(0, '{HERE}')",
-                     "-o", "script import step_reference",
-                     "-o", "script step_reference.run_lldb(lldb.debugger, "
-                           f"'{accesses}', '{states}', 'aarch64', extended=True)",
-                     "-o", "kill"])
-
-        check_extended_trace(self, strobe_run, reference_run, STEPS, "aarch64", VECTOR_CHANGES)
+        check_extended_trace(self, strobe_run("lldb", "", "", cpu="cortex-a57"),
+                             reference_run("lldb", extended=True, cpu="cortex-a57"), STEPS,
+                             "aarch64", VECTOR_CHANGES)
 
     def test_registers_lldb_cannot_read_are_named(self):
         # On qemu's default CPU (SVE) LLDB reads no v register, and the stub has no tpidr.
