@@ -19,7 +19,7 @@ namespace {
 // forever.
 constexpr uint64_t kStepUntilLimit = 1'000'000;
 
-// "v0-v31, fpsr": register names with runs of one name numbered on by one joined.
+// The names as a list, each run of one name numbered on by one written first-last: "v0-v31, fpsr".
 std::string registerRuns(const std::vector<std::string> &names) {
   struct Numbered {
     std::string prefix, suffix;
