@@ -20,8 +20,14 @@ constexpr Isa kHostIsa = Isa::X86_64;
 constexpr Isa kHostIsa = Isa::AArch64;
 #endif
 
-// ptrace() is variadic and reads its address argument as a pointer.
-void *regset(uintptr_t type) { return reinterpret_cast<void *>(type); }
+// Reads register set `type` of `thread` into `to` (PTRACE_GETREGSET, which truncates a set to
+// `room`); the bytes read, 0 when it cannot.
+size_t getRegset(pid_t thread, unsigned type, void *to, size_t room) {
+  iovec io{to, room};
+  // ptrace() is variadic and reads its address argument as a pointer.
+  const auto set = reinterpret_cast<void *>(static_cast<uintptr_t>(type));
+  return ptrace(PTRACE_GETREGSET, thread, set, &io) == 0 ? io.iov_len : 0;
+}
 
 // The kernel's user_regs_struct in `prstatus`, when that is a register set of `isa` on this host.
 bool hostRegisters(Isa isa, std::span<const uint8_t> prstatus, user_regs_struct &r) {
@@ -35,27 +41,25 @@ bool hostRegisters(Isa isa, std::span<const uint8_t> prstatus, user_regs_struct 
 
 bool ptraceRegisters(Isa isa, uint64_t tid, std::vector<uint64_t> &regs) {
   user_regs_struct r{};
-  iovec io{&r, sizeof r};
-  if (isa != kHostIsa ||
-      ptrace(PTRACE_GETREGSET, static_cast<pid_t>(tid), regset(NT_PRSTATUS), &io) != 0)
-    return false;
-  return registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), io.iov_len}, regs);
+  const size_t bytes =
+      isa == kHostIsa ? getRegset(static_cast<pid_t>(tid), NT_PRSTATUS, &r, sizeof r) : 0;
+  return bytes > 0 &&
+         registersFromPrStatus(isa, {reinterpret_cast<const uint8_t *>(&r), bytes}, regs);
 }
 
 bool ptraceExtended(Isa isa, uint64_t tid, std::vector<uint64_t> &values) {
   // Room for either host's NT_PRSTATUS: x86-64 216 bytes, AArch64 272.
   alignas(16) uint8_t prstatus[512], extended[kExtendedRegsetBytes];
-  iovec status{prstatus, sizeof prstatus};
   const auto thread = static_cast<pid_t>(tid);
-  if (isa != kHostIsa || ptrace(PTRACE_GETREGSET, thread, regset(NT_PRSTATUS), &status) != 0)
+  const size_t status =
+      isa == kHostIsa ? getRegset(thread, NT_PRSTATUS, prstatus, sizeof prstatus) : 0;
+  if (status == 0)
     return false;
-  const size_t bytes = readExtendedRegsets(
-      [thread](unsigned type, uint8_t *to, size_t room) -> size_t {
-        iovec io{to, room};
-        return ptrace(PTRACE_GETREGSET, thread, regset(type), &io) == 0 ? io.iov_len : 0;
-      },
-      extended);
-  return extendedFromRegsets(isa, {prstatus, status.iov_len}, {extended, bytes}, values);
+  const auto fromThread = [thread](unsigned type, uint8_t *to, size_t room) {
+    return getRegset(thread, type, to, room);
+  };
+  const size_t bytes = readExtendedRegsets(fromThread, extended);
+  return extendedFromRegsets(isa, {prstatus, status}, {extended, bytes}, values);
 }
 #endif
 
