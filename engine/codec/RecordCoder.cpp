@@ -289,9 +289,13 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
                          : pc == pcBefore    ? kPcUnchanged
                                              : kPcDelta;
 
-  SlotMask changed = changedSlots_(regs, ext, state_.data(), mainCount, slots_ - mainCount);
-  changed.words[0] &= ~(uint64_t{1} << pc_);
   const SlotMask expected = predict.changed();
+  // Where the last record at this pc changed extended slots (a vector instruction), this one
+  // most likely does too.
+  const bool extExpected = expected.words[1] != 0 || expected.words[0] >> mainCount != 0;
+  SlotMask changed =
+      changedSlots_(regs, ext, state_.data(), mainCount, slots_ - mainCount, extExpected);
+  changed.words[0] &= ~(uint64_t{1} << pc_);
 
   if (withMemory)
     std::copy_n(state_.begin(), slots_, before_.begin());

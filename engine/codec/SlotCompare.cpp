@@ -15,16 +15,18 @@ namespace {
 
 // Splits the record into the words of a SlotMask. Ops::differing(a, b, n): bit i set when
 // a[i] != b[i], n <= 64; Ops::same(a, b, n): whether all n are equal. The extended state rarely
-// changes, so it is skipped with one equality test when it did not. (Not always_inline: the
+// changes, so it is skipped with one equality test when it did not; where the caller expects it
+// to have changed, that test would only read it twice. (Not always_inline: the
 // AVX2 operations may only be inlined into a function compiled for AVX2, which the flattened
 // callers below are.)
 template <typename Ops>
 inline SlotMask changedSlotsWith(const uint64_t *regs, const uint64_t *ext,
-                                 const uint64_t *previous, unsigned mainCount, unsigned extCount) {
+                                 const uint64_t *previous, unsigned mainCount, unsigned extCount,
+                                 bool extExpected) {
   SlotMask changed;
   changed.words[0] = Ops::differing(regs, previous, mainCount);
   const uint64_t *previousExt = previous + mainCount;
-  if (extCount == 0 || Ops::same(ext, previousExt, extCount)) [[likely]]
+  if (extCount == 0 || (!extExpected && Ops::same(ext, previousExt, extCount))) [[likely]]
     return changed;
   // Ext slot e is slot mainCount + e: the first 64 - mainCount fill word 0.
   const unsigned low = std::min(extCount, 64 - mainCount);
@@ -248,21 +250,21 @@ struct Avx512Ops {
 
 [[gnu::flatten]] SlotMask changedSlotsPortable(const uint64_t *regs, const uint64_t *ext,
                                                const uint64_t *previous, unsigned mainCount,
-                                               unsigned extCount) {
-  return changedSlotsWith<PortableOps>(regs, ext, previous, mainCount, extCount);
+                                               unsigned extCount, bool extExpected) {
+  return changedSlotsWith<PortableOps>(regs, ext, previous, mainCount, extCount, extExpected);
 }
 
 #if defined(__x86_64__)
 [[gnu::target("avx2"), gnu::flatten]] SlotMask
 changedSlotsAvx2(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
-                 unsigned mainCount, unsigned extCount) {
-  return changedSlotsWith<Avx2Ops>(regs, ext, previous, mainCount, extCount);
+                 unsigned mainCount, unsigned extCount, bool extExpected) {
+  return changedSlotsWith<Avx2Ops>(regs, ext, previous, mainCount, extCount, extExpected);
 }
 
 [[gnu::target("avx512f"), gnu::flatten]] SlotMask
 changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous,
-                   unsigned mainCount, unsigned extCount) {
-  return changedSlotsWith<Avx512Ops>(regs, ext, previous, mainCount, extCount);
+                   unsigned mainCount, unsigned extCount, bool extExpected) {
+  return changedSlotsWith<Avx512Ops>(regs, ext, previous, mainCount, extCount, extExpected);
 }
 #endif
 

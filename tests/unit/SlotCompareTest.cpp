@@ -21,9 +21,9 @@ SlotMask expectedChanges(const std::vector<uint64_t> &regs, const std::vector<ui
   return mask;
 }
 
-// Every version this CPU runs, against slot-by-slot comparison: every layout the format allows,
-// slots that differ rarely, often, in one half of a 64-bit value only, or one at a time.
-void checkAgainstScalar(ChangedSlotsFn changedSlots) {
+// One version against slot-by-slot comparison: every layout the format allows, slots that differ
+// rarely, often, in one half of a 64-bit value only, or one at a time.
+void checkAgainstScalar(ChangedSlotsFn changedSlots, bool extExpected) {
   std::mt19937_64 random(42);
   for (unsigned mainCount = 1; mainCount < 64; ++mainCount) {
     for (unsigned extCount = 0; mainCount + extCount <= kMaxSlots; ++extCount) {
@@ -38,9 +38,11 @@ void checkAgainstScalar(ChangedSlotsFn changedSlots) {
             v ^= random() % 2 ? uint64_t{1} << (random() % 64) : random() | 1;
           (s < mainCount ? regs[s] : ext[s - mainCount]) = v;
         }
-        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount),
+        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount,
+                               extExpected),
                   expectedChanges(regs, ext, previous))
-            << mainCount << " main, " << extCount << " ext, " << percent << "% changed";
+            << mainCount << " main, " << extCount << " ext, " << percent << "% changed"
+            << (extExpected ? ", ext expected to change" : "");
       }
       if (extCount % 7 != 0 && mainCount % 7 != 0)
         continue;
@@ -50,11 +52,20 @@ void checkAgainstScalar(ChangedSlotsFn changedSlots) {
         (s < mainCount ? regs[s] : ext[s - mainCount]) ^= uint64_t{1} << 63;
         SlotMask one;
         one.set(s);
-        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount), one)
-            << mainCount << " main, " << extCount << " ext, slot " << s;
+        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount,
+                               extExpected),
+                  one)
+            << mainCount << " main, " << extCount << " ext, slot " << s
+            << (extExpected ? ", ext expected to change" : "");
       }
     }
   }
+}
+
+// With extended slots expected to change or not, rightly or wrongly.
+void checkAgainstScalar(ChangedSlotsFn changedSlots) {
+  for (const bool extExpected : {false, true})
+    checkAgainstScalar(changedSlots, extExpected);
 }
 
 } // namespace
