@@ -85,7 +85,7 @@ size_t traceFileBytes(const bench::RecordFile &in, bool samples) {
       capture.samples.push_back(
           {i * 1'000'000, 1, true, false, {in.records[i].regs[pc]}, in.records[i].regs});
   } else {
-    capture.stepTraces = {{1, in.memory, in.records}};
+    capture.stepTraces.emplace_back(in.isa, 1, in.memory, in.records);
   }
   return fileSize(capture) - empty;
 }

@@ -3,7 +3,7 @@
 
 #include "capture/AllocEvent.h"
 #include "capture/LoopCaptureInfo.h"
-#include "codec/TraceRecord.h"
+#include "capture/StepTrace.h"
 #include "target/Isa.h"
 #include "target/Target.h"
 

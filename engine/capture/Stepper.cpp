@@ -7,7 +7,7 @@ namespace strobe {
 namespace {
 
 // The longest instruction of any supported ISA (x86-64: 15 bytes).
-constexpr size_t kMaxInstructionBytes = 15;
+constexpr size_t kLongestInstruction = 15;
 constexpr uint64_t kProgressEvery = 10'000;
 // x86-64 EFLAGS bits the single-step mechanism itself sets (TF, RF): not the program's state.
 constexpr uint64_t kX86StepFlags = 0x100 | 0x10000;
@@ -49,26 +49,24 @@ bool Stepper::readState(uint64_t tid, TraceRecord &record) {
 std::span<const uint8_t> Stepper::instructionAt(uint64_t pc) {
   auto it = code_.find(pc);
   if (it == code_.end())
-    it = code_.emplace(pc, target_.readMemory(pc, kMaxInstructionBytes)).first;
+    it = code_.emplace(pc, target_.readMemory(pc, kLongestInstruction)).first;
   return it->second;
 }
 
 StepOutcome Stepper::run(const StepRequest &request) {
-  StepOutcome outcome;
-  outcome.trace.tid = request.tid;
-  outcome.trace.memoryRecorded = request.memory;
+  StepOutcome outcome(StepTrace(isa_, request.tid, request.memory));
   const unsigned pcIndex = registerTable(isa_).pc;
   uint64_t begin = nowNs();
 
   TraceRecord previous;
   if (!readState(request.tid, previous))
     throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
-  outcome.trace.records.push_back(previous);
+  outcome.trace.append(previous);
   outcome.absentExtended = absentExtended_;
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid);
   try {
-    while (outcome.trace.records.size() - 1 < request.count) {
+    while (outcome.trace.size() - 1 < request.count) {
       uint64_t pc = previous.regs[pcIndex];
       std::span<const uint8_t> bytes = instructionAt(pc);
       std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
@@ -117,12 +115,12 @@ StepOutcome Stepper::run(const StepRequest &request) {
         return (a.read && a.readValue.size() != a.size) ||
                (a.write && a.writtenValue.size() != a.size);
       });
-      outcome.trace.records.push_back(record);
+      outcome.trace.append(record);
       previous = std::move(record);
       if (!completed)
         break;
 
-      size_t stepped = outcome.trace.records.size() - 1;
+      const uint64_t stepped = outcome.trace.size() - 1;
       if (request.progress && stepped % kProgressEvery == 0)
         request.progress(stepped);
       if (request.until.count(previous.regs[pcIndex])) {

@@ -3,7 +3,7 @@
 // read and wrote), the first record being the state the trace starts from.
 #pragma once
 
-#include "codec/TraceRecord.h"
+#include "capture/StepTrace.h"
 #include "isa/InstructionInfo.h"
 #include "target/Target.h"
 
@@ -26,6 +26,8 @@ struct StepRequest {
 };
 
 struct StepOutcome {
+  explicit StepOutcome(StepTrace trace) : trace(std::move(trace)) {}
+
   StepTrace trace;
   // Why stepping ended: the count, the --until location, or a stop that is the user's (then
   // `userStop` holds it and the front-end must show it as it would without strobe).

@@ -34,13 +34,4 @@ struct TraceRecord {
   friend bool operator==(const TraceRecord &, const TraceRecord &) = default;
 };
 
-// One thread single-stepped: one record per instruction.
-struct StepTrace {
-  uint64_t tid = 0;
-  bool memoryRecorded = false; // records carry their memory accesses
-  std::vector<TraceRecord> records;
-
-  friend bool operator==(const StepTrace &, const StepTrace &) = default;
-};
-
 } // namespace strobe

@@ -299,8 +299,8 @@ void Session::Impl::loop(const ParsedCommand &cmd, std::string &out) {
                          "instructions and {} s to the loop head, then as many for one): {} after "
                          "{} instructions {} in {:.1f} s, the pc at {:#x}\n",
                          kVerifyStepLimit, kVerifyTimeLimitNs / 1'000'000'000, stepped.endReason,
-                         stepped.trace.records.size() - 1, leg, stepped.durationNs / 1e9,
-                         stepped.trace.records.back().regs.at(registerTable(t.isa()).pc));
+                         stepped.trace.size() - 1, leg, stepped.durationNs / 1e9,
+                         stepped.trace.back().regs.at(registerTable(t.isa()).pc));
   }
   LoopRebuild rebuilt = rebuildLoop(c, rebuildOptions(cmd), truth ? &*truth : nullptr);
   out += renderLoop(c, rebuilt, json);

@@ -94,14 +94,15 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
                                                               [](bool *flag) { *flag = false; });
     return stepper.run(request);
   }();
-  for (const TraceRecord &r : outcome.trace.records) {
-    uint64_t pc = r.regs[registerTable(c.header.isa).pc];
+  const unsigned pcIndex = registerTable(c.header.isa).pc;
+  outcome.trace.forEach([&](const TraceRecord &r) {
+    const uint64_t pc = r.regs[pcIndex];
     if (!c.symbols.count(pc))
       c.symbols.emplace(pc, t.symbolize(pc));
-  }
+  });
   c.stepTraces.push_back(std::move(outcome.trace));
   const StepTrace &trace = c.stepTraces.back();
-  size_t stepped = trace.records.size() - 1;
+  const uint64_t stepped = trace.size() - 1;
   if (!cmd.has("quiet"))
     out += renderStepTrace(c, trace);
   if (!outcome.absentExtended.empty())
@@ -111,7 +112,7 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   out += fmt::format(
       "strobe: stepped {} of thread {} in {} ({:.0f} us each){}; {}; 'strobe "
       "dump' prints it, 'strobe save' keeps it\n",
-      plural(stepped, "instruction"), trace.tid, formatDuration(outcome.durationNs),
+      plural(stepped, "instruction"), trace.tid(), formatDuration(outcome.durationNs),
       stepped ? outcome.durationNs / 1e3 / stepped : 0.0,
       outcome.unpredictedMemory
           ? fmt::format(" ({} with memory accesses strobe cannot name)", outcome.unpredictedMemory)

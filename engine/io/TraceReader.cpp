@@ -403,7 +403,7 @@ private:
     }
     if (placed == traceAt_.end()) {
       placed = traceAt_.emplace(part.index(), Placed{traces.size(), 0}).first;
-      traces.push_back({part.tid(), part.memory(), {}});
+      traces.emplace_back(capture_.header.isa, part.tid(), part.memory());
     }
     StepTrace &trace = traces[placed->second.position];
     // Damage took chunks of this trace before this one: it does not run on unbroken.
@@ -416,7 +416,7 @@ private:
       placeRegisters(std::move(record.regs), record.regs);
       if (!extMatches_)
         record.ext.clear();
-      trace.records.push_back(std::move(record));
+      trace.append(record);
     }
     return std::nullopt;
   }

@@ -3,7 +3,6 @@
 #include "io/Crc32.h"
 #include "io/TraceFile.h"
 #include "io/TraceStreams.h"
-#include "isa/InstructionInfo.h"
 #include "strobe.pb.h"
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -139,38 +137,24 @@ struct TraceWriter::Impl {
     stream.previousStack.clear();
   }
 
-  // A step trace in chunks of at most kStepChunkRecords records, each its own stream; a record
-  // with or without extended state unlike the one before it also starts a new chunk.
-  void writeStepTrace(const StepTrace &trace, uint32_t index, InstructionDecoder &model) {
-    std::optional<DiffEncoder> encoder;
+  // A step trace as the streams it is held in (StepTrace.h), one chunk each.
+  void writeStepTrace(const StepTrace &trace, uint32_t index) {
     uint64_t written = 0;
-    auto writePart = [&] {
-      const uint64_t records = encoder->records();
-      const std::vector<uint8_t> stream = encoder->finish();
+    auto writePart = [&](const std::vector<uint8_t> &stream, uint64_t records) {
       pb::Chunk chunk;
       pb::StepTraceChunk &part = *chunk.mutable_step_trace();
       part.set_index(index);
-      part.set_tid(trace.tid);
-      part.set_memory(trace.memoryRecorded);
+      part.set_tid(trace.tid());
+      part.set_memory(trace.memoryRecorded());
       part.set_stream(stream.data(), stream.size());
       part.set_first_record(written);
       writeChunk(chunk);
       written += records;
     };
-    for (const TraceRecord &record : trace.records) {
-      const bool withExt = !record.ext.empty();
-      if (encoder && (encoder->records() == kStepChunkRecords ||
-                      withExt != (encoder->header().layout.extSlots > 0))) {
-        writePart();
-        encoder.reset();
-      }
-      if (!encoder)
-        encoder.emplace(layoutFor(isa, withExt), kStepOptions, &model, kMemoryModelName);
-      encoder->encode(record);
-    }
-    if (!encoder) // an empty trace still takes its place
-      encoder.emplace(layoutFor(isa, false), kStepOptions, &model, kMemoryModelName);
-    writePart();
+    for (const StepTrace::Chunk &chunk : trace.chunks())
+      writePart(chunk.stream, chunk.records);
+    if (trace.empty()) // an empty trace still takes its place
+      writePart(DiffEncoder(layoutFor(isa, false), kStepOptions).finish(), 0);
   }
 
   void writePendingBatches() {
@@ -300,11 +284,8 @@ void TraceWriter::writeEnd(const Capture &capture) {
   fillSymbolTable(capture.instructionLines, *lines.mutable_instruction_lines());
   impl_->writeChunk(lines);
 
-  if (!capture.stepTraces.empty()) {
-    InstructionDecoder model(impl_->isa);
-    for (size_t i = 0; i < capture.stepTraces.size(); ++i)
-      impl_->writeStepTrace(capture.stepTraces[i], static_cast<uint32_t>(i), model);
-  }
+  for (size_t i = 0; i < capture.stepTraces.size(); ++i)
+    impl_->writeStepTrace(capture.stepTraces[i], static_cast<uint32_t>(i));
 
   for (size_t first = 0; first < capture.allocEvents.size(); first += kAllocEventsPerChunk) {
     pb::Chunk chunk;

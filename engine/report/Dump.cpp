@@ -89,23 +89,25 @@ void appendMemory(const TraceRecord &record, std::string &out) {
 void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassembler &disassembler,
                      std::string &out) {
   const RegisterTable &table = registerTable(capture.header.isa);
-  fmt::format_to(Out(out), "step trace of thread {}: {} records{}\n", trace.tid,
-                 trace.records.size(), trace.memoryRecorded ? ", with memory" : "");
-  for (size_t i = 0; i < trace.records.size(); ++i) {
-    const TraceRecord &record = trace.records[i];
+  fmt::format_to(Out(out), "step trace of thread {}: {} records{}\n", trace.tid(), trace.size(),
+                 trace.memoryRecorded() ? ", with memory" : "");
+  uint64_t i = 0;
+  TraceRecord previous;
+  trace.forEach([&](const TraceRecord &record) {
     const bool fresh = i == 0 || record.gap;
-    fmt::format_to(Out(out), "{:>7}  ", i);
+    fmt::format_to(Out(out), "{:>7}  ", i++);
     if (fresh) {
       out += record.gap ? "(after a gap)" : "(start)";
     } else {
-      const uint64_t pc = trace.records[i - 1].regs[table.pc];
+      const uint64_t pc = previous.regs[table.pc];
       fmt::format_to(Out(out), "0x{:x}{}  {:<32}", pc, symbolSuffix(capture, pc),
                      instructionText(disassembler, record.instruction, pc));
     }
-    appendRegisters(table, record, fresh ? nullptr : &trace.records[i - 1], out);
+    appendRegisters(table, record, fresh ? nullptr : &previous, out);
     appendMemory(record, out);
     out += '\n';
-  }
+    previous = record;
+  });
 }
 
 bool wanted(const DumpOptions &options, uint64_t tid) {
@@ -119,7 +121,7 @@ void requireThread(const Capture &capture, const DumpOptions &options) {
   std::set<uint64_t> threads;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
-      threads.insert(trace.tid);
+      threads.insert(trace.tid());
   if (options.samples)
     for (const Sample &sample : capture.samples)
       threads.insert(sample.tid);
@@ -160,8 +162,8 @@ std::string renderTenet(const Capture &capture, const DumpOptions &options) {
   std::set<uint64_t> threads;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
-      if (wanted(options, trace.tid))
-        threads.insert(trace.tid);
+      if (wanted(options, trace.tid()))
+        threads.insert(trace.tid());
   const bool fromSamples = threads.empty() && options.samples;
   if (fromSamples)
     for (const Sample &sample : capture.samples)
@@ -174,22 +176,31 @@ std::string renderTenet(const Capture &capture, const DumpOptions &options) {
     throw ReportError(fmt::format("a Tenet trace holds one thread; choose one of {} with --thread",
                                   fmt::join(threads, ", ")));
   const uint64_t tid = *threads.begin();
-  std::vector<TraceRecord> records;
+  std::string out;
+  TenetWriter tenet(capture.header.isa, out);
   if (fromSamples) {
     for (const Sample &sample : capture.samples)
       if (sample.tid == tid && !sample.regs.empty())
-        records.push_back({sample.regs, {}, {}, {}, false});
+        tenet.add({sample.regs, {}, {}, {}, false});
   } else {
+    bool any = false;
     for (const StepTrace &trace : capture.stepTraces)
-      if (trace.tid == tid) {
-        const size_t first = records.size();
-        records.insert(records.end(), trace.records.begin(), trace.records.end());
-        if (first > 0 && first < records.size())
-          records[first].gap = true; // a later trace does not follow from the earlier one
+      if (trace.tid() == tid) {
+        bool first = true;
+        trace.forEach([&](const TraceRecord &record) {
+          if (first && any) { // a later trace does not follow from the earlier one
+            TraceRecord afterGap = record;
+            afterGap.gap = true;
+            tenet.add(afterGap);
+          } else {
+            tenet.add(record);
+          }
+          first = false;
+          any = true;
+        });
       }
   }
-  std::string out;
-  appendTenet(capture.header.isa, records, out);
+  tenet.finish();
   return out;
 }
 
@@ -210,7 +221,7 @@ std::string renderDump(const Capture &capture, const DumpOptions &options) {
   std::string out;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
-      if (wanted(options, trace.tid))
+      if (wanted(options, trace.tid()))
         appendStepTrace(capture, trace, disassembler, out);
   if (options.samples)
     appendSamples(capture, options, out);

@@ -20,27 +20,49 @@ void appendAccess(const char *kind, uint64_t address, const std::vector<uint8_t>
 
 } // namespace
 
+TenetWriter::TenetWriter(Isa isa, std::string &out)
+    : table_(registerTable(isa)),
+      tenetCount_(std::min(tenetRegisterCount(isa), table_.regs.size())), out_(out) {}
+
+void TenetWriter::add(const TraceRecord &record) {
+  if (havePending_)
+    writePending(record.gap ? nullptr : &record);
+  pending_ = record;
+  havePending_ = true;
+}
+
+void TenetWriter::finish() {
+  if (havePending_)
+    writePending(nullptr);
+  havePending_ = false;
+  previousRegs_.clear();
+}
+
+void TenetWriter::writePending(const TraceRecord *next) {
+  const std::vector<uint64_t> &regs = pending_.regs;
+  const bool full = previousRegs_.empty() || pending_.gap || previousRegs_.size() != regs.size();
+  const size_t lineStart = out_.size();
+  for (size_t r = 0; r < tenetCount_ && r < regs.size(); ++r)
+    if (full || r == table_.pc || regs[r] != previousRegs_[r])
+      fmt::format_to(std::back_inserter(out_), "{}{}=0x{:x}", out_.size() > lineStart ? "," : "",
+                     table_.regs[r], regs[r]);
+  // The memory of the instruction this line's pc starts, which the next record holds.
+  if (next)
+    for (const MemoryAccess &a : next->memory) {
+      if (a.read)
+        appendAccess("mr", a.address, a.readValue, out_);
+      if (a.write)
+        appendAccess("mw", a.address, a.writtenValue, out_);
+    }
+  out_ += '\n';
+  previousRegs_ = regs;
+}
+
 void appendTenet(Isa isa, std::span<const TraceRecord> records, std::string &out) {
-  const RegisterTable &table = registerTable(isa);
-  const size_t count = std::min(tenetRegisterCount(isa), table.regs.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    const TraceRecord &record = records[i];
-    const bool full = i == 0 || record.gap || records[i - 1].regs.size() != record.regs.size();
-    const size_t lineStart = out.size();
-    for (size_t r = 0; r < count && r < record.regs.size(); ++r)
-      if (full || r == table.pc || record.regs[r] != records[i - 1].regs[r])
-        fmt::format_to(std::back_inserter(out), "{}{}=0x{:x}", out.size() > lineStart ? "," : "",
-                       table.regs[r], record.regs[r]);
-    // The memory of the instruction this line's pc starts, which the next record holds.
-    if (i + 1 < records.size() && !records[i + 1].gap)
-      for (const MemoryAccess &a : records[i + 1].memory) {
-        if (a.read)
-          appendAccess("mr", a.address, a.readValue, out);
-        if (a.write)
-          appendAccess("mw", a.address, a.writtenValue, out);
-      }
-    out += '\n';
-  }
+  TenetWriter writer(isa, out);
+  for (const TraceRecord &record : records)
+    writer.add(record);
+  writer.finish();
 }
 
 } // namespace strobe

@@ -13,8 +13,28 @@
 
 namespace strobe {
 
-// Appends the lines for `records` (a step trace, or one thread's samples: their records carry no
-// memory) to `out`. A record after a gap repeats every register.
+// Appends the lines of records given one at a time (a step trace, or one thread's samples: their
+// records carry no memory) to a string. A record after a gap repeats every register. Each line
+// is written when the next record, which holds its memory, is added, the last by finish().
+class TenetWriter {
+public:
+  TenetWriter(Isa isa, std::string &out);
+  void add(const TraceRecord &record);
+  void finish();
+
+private:
+  // The pending record's line, with the memory of `next` (null: none).
+  void writePending(const TraceRecord *next);
+
+  const RegisterTable &table_;
+  size_t tenetCount_; // leading registers of the table that Tenet knows
+  std::string &out_;
+  bool havePending_ = false;
+  TraceRecord pending_;                // added, its line not yet written
+  std::vector<uint64_t> previousRegs_; // of the line before pending_'s; empty: none
+};
+
+// All of `records` at once.
 void appendTenet(Isa isa, std::span<const TraceRecord> records, std::string &out);
 
 } // namespace strobe

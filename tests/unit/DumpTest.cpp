@@ -41,7 +41,7 @@ Capture twoInstructions() {
   moved.regs[6] = 0x7fe8;
   moved.regs[16] = 0x401004;
   moved.memory.clear();
-  c.stepTraces = {{42, true, {start, pushed, moved}}};
+  c.stepTraces.emplace_back(Isa::X86_64, 42, true, std::vector<TraceRecord>{start, pushed, moved});
   c.symbols[0x401000] = {"main", 0x401000, 0x20, "main.c", 3, {}};
   c.symbols[0x401001] = {"main", 0x401000, 0x20, "main.c", 3, {}};
   return c;
@@ -75,7 +75,7 @@ TEST(Dump, ExtendedRegistersShowAsWholeRegisters) {
   b.regs[16] = 1;
   b.ext[9] = 0x1122334455667788; // xmm0 low half (after 9 8-byte registers)
   b.ext[10] = 0x99;              // xmm0 high half
-  c.stepTraces = {{1, false, {a, b}}};
+  c.stepTraces.emplace_back(Isa::X86_64, 1, false, std::vector<TraceRecord>{a, b});
   const std::vector<std::string> got = lines(renderStepTrace(c, c.stepTraces[0]));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_TRUE(got[2].ends_with(" rip=0x1 xmm0=0x991122334455667788")) << got[2];
@@ -111,8 +111,7 @@ TEST(Dump, TenetOfAReadModifyWriteHasBothDirections) {
 
 TEST(Dump, TenetNeedsOneThread) {
   Capture c = twoInstructions();
-  c.stepTraces.push_back(c.stepTraces[0]);
-  c.stepTraces[1].tid = 43;
+  c.stepTraces.emplace_back(Isa::X86_64, 43, true, c.stepTraces[0].records());
   DumpOptions options;
   options.format = DumpFormat::Tenet;
   try {

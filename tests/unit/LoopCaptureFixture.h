@@ -114,8 +114,7 @@ inline Capture sampledCapture(const std::vector<std::vector<uint64_t>> &iteratio
 // entry to the next entry, main's instructions in between.
 inline StepTrace steppedIteration(const std::vector<uint64_t> &callees) {
   const RegisterTable &table = registerTable(Isa::X86_64);
-  StepTrace trace;
-  trace.tid = 7;
+  StepTrace trace(Isa::X86_64, 7, false);
   std::vector<Step> steps = iterationSteps(callees);
   steps.push_back({kFuncM, {kMain + 5}, kStack}); // the next entry
   for (const Step &step : steps) {
@@ -123,7 +122,7 @@ inline StepTrace steppedIteration(const std::vector<uint64_t> &callees) {
     record.regs.assign(table.regs.size(), 0);
     record.regs[table.pc] = step.pc;
     record.regs[table.sp] = step.sp;
-    trace.records.push_back(record);
+    trace.append(record);
   }
   return trace;
 }

@@ -93,28 +93,29 @@ TEST(Stepper, RecordsEachInstructionWithItsBytesAndRegistersAfterIt) {
   LoopMachine machine;
   Stepper stepper(machine);
   StepOutcome out = stepper.run({1001, 6, {}, false, {}});
-  ASSERT_EQ(out.trace.records.size(), 7u); // the starting state, then one per instruction
+  ASSERT_EQ(out.trace.size(), 7u); // the starting state, then one per instruction
   EXPECT_FALSE(out.userStop);
   EXPECT_EQ(out.endReason, "the count was reached");
-  EXPECT_TRUE(out.trace.records[0].instruction.empty());
-  EXPECT_EQ(out.trace.records[1].instruction, (std::vector<uint8_t>{0x48, 0x83, 0xc0, 0x01}));
-  EXPECT_EQ(out.trace.records[1].regs[kRax], 1u);
-  EXPECT_EQ(out.trace.records[1].regs[kRip], 0x1004u);
-  EXPECT_EQ(out.trace.records[3].instruction, (std::vector<uint8_t>{0xeb, 0xf7}));
-  EXPECT_EQ(out.trace.records[4].regs[kRax], 2u);
+  const std::vector<TraceRecord> records = out.trace.records();
+  EXPECT_TRUE(records[0].instruction.empty());
+  EXPECT_EQ(records[1].instruction, (std::vector<uint8_t>{0x48, 0x83, 0xc0, 0x01}));
+  EXPECT_EQ(records[1].regs[kRax], 1u);
+  EXPECT_EQ(records[1].regs[kRip], 0x1004u);
+  EXPECT_EQ(records[3].instruction, (std::vector<uint8_t>{0xeb, 0xf7}));
+  EXPECT_EQ(records[4].regs[kRax], 2u);
   // The trap flag is the stepping mechanism's, not the program's.
-  EXPECT_EQ(out.trace.records[2].regs[kEflags], 0x202u);
-  EXPECT_TRUE(out.trace.records[2].memory.empty());
+  EXPECT_EQ(records[2].regs[kEflags], 0x202u);
+  EXPECT_TRUE(records[2].memory.empty());
 }
 
 TEST(Stepper, MemoryOperandsCarryTheValuesWrittenAtTheAddressComputedBeforehand) {
   LoopMachine machine;
   Stepper stepper(machine);
   StepOutcome out = stepper.run({1001, 3, {}, true, {}});
-  ASSERT_EQ(out.trace.records.size(), 4u);
-  EXPECT_TRUE(out.trace.records[1].memory.empty()); // add rax, 1 touches no memory
-  ASSERT_EQ(out.trace.records[2].memory.size(), 1u);
-  const MemoryAccess &store = out.trace.records[2].memory[0];
+  ASSERT_EQ(out.trace.size(), 4u);
+  EXPECT_TRUE(out.trace.records()[1].memory.empty()); // add rax, 1 touches no memory
+  ASSERT_EQ(out.trace.records()[2].memory.size(), 1u);
+  const MemoryAccess store = out.trace.records()[2].memory[0];
   EXPECT_EQ(store.address, 0x8000u);
   EXPECT_EQ(store.size, 8u);
   EXPECT_TRUE(store.write);
@@ -126,7 +127,7 @@ TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   LoopMachine machine;
   Stepper stepper(machine);
   StepOutcome until = stepper.run({1001, 100, {0x1007}, false, {}});
-  EXPECT_EQ(until.trace.records.size(), 3u);
+  EXPECT_EQ(until.trace.size(), 3u);
   EXPECT_EQ(until.endReason, "the pc reached 0x1007");
   EXPECT_TRUE(until.reachedUntil);
 
@@ -134,7 +135,7 @@ TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   StepOutcome interrupted = stepper.run({1001, 100, {}, false, {}});
   ASSERT_TRUE(interrupted.userStop);
   EXPECT_EQ(interrupted.userStop->signo, 11);
-  EXPECT_EQ(interrupted.trace.records.size(), 5u); // the 4 steps before the signal are kept
+  EXPECT_EQ(interrupted.trace.size(), 5u); // the 4 steps before the signal are kept
 }
 
 TEST(Stepper, AWatchpointStopKeepsTheInstructionThatFiredIt) {
@@ -145,8 +146,8 @@ TEST(Stepper, AWatchpointStopKeepsTheInstructionThatFiredIt) {
   ASSERT_TRUE(out.userStop);
   EXPECT_EQ(out.endReason, "watchpoint 1");
   // add, then the store that fired: it ran, so the trace ends with it and what it wrote.
-  ASSERT_EQ(out.trace.records.size(), 3u);
-  const TraceRecord &store = out.trace.records[2];
+  ASSERT_EQ(out.trace.size(), 3u);
+  const TraceRecord store = out.trace.records()[2];
   EXPECT_EQ(store.instruction, (std::vector<uint8_t>{0x48, 0x89, 0x03}));
   EXPECT_EQ(store.regs[kRip], 0x1007u);
   ASSERT_EQ(store.memory.size(), 1u);
@@ -159,7 +160,7 @@ TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
   StepOutcome limited = stepper.run({1001, 100'000, {0xdead}, false, {}, 1});
   EXPECT_FALSE(limited.reachedUntil);
   EXPECT_FALSE(limited.userStop);
-  EXPECT_EQ(limited.trace.records.size(), 2u) << limited.endReason; // one step, then the limit
+  EXPECT_EQ(limited.trace.size(), 2u) << limited.endReason; // one step, then the limit
   EXPECT_EQ(limited.endReason, "the time limit was reached");
 }
 
@@ -170,9 +171,9 @@ TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
   StepOutcome out = stepper.run({1001, 100, {}, true, {}});
   EXPECT_EQ(out.endReason, "interrupted");
   EXPECT_FALSE(out.userStop) << "an interruption is not a stop of the program's own";
-  ASSERT_EQ(out.trace.records.size(), 6u); // the starting state and the 5 steps before Ctrl-C
-  EXPECT_EQ(out.trace.records[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
-  EXPECT_EQ(out.trace.records[5].regs[kRax], 2u);
+  ASSERT_EQ(out.trace.size(), 6u); // the starting state and the 5 steps before Ctrl-C
+  EXPECT_EQ(out.trace.records()[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
+  EXPECT_EQ(out.trace.records()[5].regs[kRax], 2u);
 }
 
 // A front-end may keep the steps to itself while the scope lives (LLDB steps inside
@@ -187,7 +188,7 @@ TEST(Stepper, EveryStepIsInsideTheSteppingScopeWhichEndsWithTheRun) {
   LoopMachine interrupted;
   interrupted.interruptAtStep = 2;
   out = Stepper(interrupted).run({1001, 6, {}, false, {}});
-  EXPECT_EQ(out.trace.records.size(), 3u);
+  EXPECT_EQ(out.trace.size(), 3u);
   EXPECT_FALSE(interrupted.steppingScopeAlive);
 }
 
@@ -258,7 +259,7 @@ TEST(StepCommand, ExtendedRegistersTheTargetLacksAreNamed) {
   machine.absent = {"ymm3h"};
   StepOutcome stepped = Stepper(machine).run({1001, 2, {}, false, {}});
   EXPECT_EQ(stepped.absentExtended, std::vector<std::string>{"ymm3h"});
-  EXPECT_EQ(stepped.trace.records[2].ext.size(), registerTable(Isa::X86_64).extSlots());
+  EXPECT_EQ(stepped.trace.records()[2].ext.size(), registerTable(Isa::X86_64).extSlots());
 }
 
 // A capture of steps alone was described as "0 samples of 0 threads, 1 step trace, 0 stops over

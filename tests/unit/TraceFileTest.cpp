@@ -26,7 +26,9 @@ auto fields(const ModuleInfo &m) { return std::tie(m.path, m.buildId, m.start, m
 auto fields(const SymbolInfo &s) {
   return std::tie(s.function, s.start, s.size, s.file, s.line, s.inlined);
 }
-auto fields(const StepTrace &t) { return std::tie(t.tid, t.memoryRecorded, t.records); }
+auto fields(const StepTrace &t) {
+  return std::make_tuple(t.isa(), t.tid(), t.memoryRecorded(), t.records());
+}
 
 template <typename T>
 void expectSameList(const std::vector<T> &expected, const std::vector<T> &got) {
@@ -66,16 +68,16 @@ std::vector<uint64_t> counting(size_t count, uint64_t first) {
   return regs;
 }
 
-// A step trace of `count` records: a loop of loads through rbx / x1 (real instructions, so the
-// memory operand model predicts them), extended state on the first half only, one gap.
-StepTrace stepTrace(Isa isa, uint64_t tid, bool memory, size_t count) {
+// `count` step records: a loop of loads through rbx / x1 (real instructions, so the memory
+// operand model predicts them), extended state on the first half only, one gap.
+std::vector<TraceRecord> stepRecords(Isa isa, bool memory, size_t count) {
   const RegisterTable &table = registerTable(isa);
   const bool x86 = isa == Isa::X86_64;
   // mov rax, [rbx + 8] / ldr x0, [x1, #8]
   const std::vector<uint8_t> load = x86 ? std::vector<uint8_t>{0x48, 0x8b, 0x43, 0x08}
                                         : std::vector<uint8_t>{0x20, 0x04, 0x40, 0xf9};
   constexpr unsigned base = 1; // rbx / x1
-  StepTrace trace{tid, memory, {}};
+  std::vector<TraceRecord> records;
   TraceRecord r;
   r.regs = counting(table.regs.size(), 0x7000);
   r.regs[table.pc] = 0x401000;
@@ -96,9 +98,13 @@ StepTrace stepTrace(Isa isa, uint64_t tid, bool memory, size_t count) {
     if (i == count / 2)
       r.ext.clear();
     r.gap = i == 7;
-    trace.records.push_back(r);
+    records.push_back(r);
   }
-  return trace;
+  return records;
+}
+
+StepTrace stepTrace(Isa isa, uint64_t tid, bool memory, size_t count) {
+  return StepTrace(isa, tid, memory, stepRecords(isa, memory, count));
 }
 
 // Three threads with ties in time, empty and deep stacks, a sample without registers, extreme
@@ -271,9 +277,10 @@ TEST_F(TraceFile, LongCaptureSpansManyBatchesPerThread) {
 
 TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
   Capture capture;
-  capture.stepTraces = {stepTrace(Isa::X86_64, 5, true, 70000)};
-  for (TraceRecord &r : capture.stepTraces[0].records)
+  std::vector<TraceRecord> records = stepRecords(Isa::X86_64, true, 70000);
+  for (TraceRecord &r : records)
     r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
+  capture.stepTraces.emplace_back(Isa::X86_64, 5, true, records);
   saveCapture(path("steps.strobe"), capture);
   const std::string file = readFile(path("steps.strobe"));
   // header, code, lines, 8 x 8192 + 4464 records, threads, end (no modules or symbols to write)
@@ -289,11 +296,12 @@ TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
 // of them marked as following a gap.
 TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
   Capture capture;
-  capture.stepTraces = {stepTrace(Isa::X86_64, 5, true, 20000)};
-  for (TraceRecord &r : capture.stepTraces[0].records) { // one run, every record alike in shape
+  std::vector<TraceRecord> all = stepRecords(Isa::X86_64, true, 20000);
+  for (TraceRecord &r : all) { // one run, every record alike in shape
     r.ext = counting(registerTable(Isa::X86_64).extSlots(), 0xabc0);
     r.gap = false;
   }
+  capture.stepTraces.emplace_back(Isa::X86_64, 5, true, all);
   saveCapture(path("steps.strobe"), capture);
   const std::string file = readFile(path("steps.strobe"));
   const std::vector<size_t> starts = chunkStarts(file); // and the end of the file
@@ -305,7 +313,6 @@ TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
       stepChunks.push_back(i);
   }
   ASSERT_EQ(stepChunks.size(), 3u); // 8192 + 8192 + 3616 records
-  const std::vector<TraceRecord> &all = capture.stepTraces[0].records;
   for (const size_t lost : {0, 1}) {
     SCOPED_TRACE("step chunk " + std::to_string(lost) + " damaged");
     const size_t chunk = stepChunks[lost];
@@ -322,7 +329,7 @@ TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
     std::vector<TraceRecord> expected(all.begin(), all.begin() + lost * 8192);
     expected.insert(expected.end(), all.begin() + (lost + 1) * 8192, all.end());
     expected[lost * 8192].gap = true; // even the first record: what came before it is lost
-    EXPECT_TRUE(loaded.capture.stepTraces[0].records == expected);
+    EXPECT_TRUE(loaded.capture.stepTraces[0].records() == expected);
   }
 }
 
@@ -357,9 +364,10 @@ TEST_F(TraceFile, ForeignExtendedRegistersAreDropped) {
                                      ": the step traces' extended registers "
                                      "differ from this strobe's and were dropped"});
   ASSERT_EQ(loaded.capture.stepTraces.size(), 1u);
-  for (TraceRecord &r : capture.stepTraces[0].records)
+  std::vector<TraceRecord> withoutExt = stepRecords(Isa::X86_64, false, 4);
+  for (TraceRecord &r : withoutExt)
     r.ext.clear();
-  expectSameList(capture.stepTraces, loaded.capture.stepTraces);
+  expectSameList({StepTrace(Isa::X86_64, 5, false, withoutExt)}, loaded.capture.stepTraces);
 }
 
 TEST_F(TraceFile, SamplesAtTheSameTimeComeBackOrderedByThread) {

@@ -139,18 +139,18 @@ std::vector<uint64_t> truthPcs(const Capture &capture, const StepTrace &truth, u
                                bool wholeFunction) {
   const RegisterTable &table = registerTable(capture.header.isa);
   std::vector<uint64_t> pcs;
-  if (truth.records.empty())
+  if (truth.empty())
     return pcs;
-  size_t end = truth.records.size();
-  if (end > 1 && truth.records.back().regs.at(table.pc) == head)
+  uint64_t end = truth.size();
+  if (end > 1 && truth.back().regs.at(table.pc) == head)
     --end;
-  uint64_t entrySp = truth.records.front().regs.at(table.sp);
-  for (size_t k = 0; k < end; ++k) {
-    const TraceRecord &record = truth.records[k];
-    if (wholeFunction && record.regs.at(table.sp) > entrySp)
-      continue;
-    pcs.push_back(record.regs.at(table.pc));
-  }
+  uint64_t entrySp = 0, k = 0;
+  truth.forEach([&](const TraceRecord &record) {
+    if (k == 0)
+      entrySp = record.regs.at(table.sp);
+    if (k++ < end && !(wholeFunction && record.regs.at(table.sp) > entrySp))
+      pcs.push_back(record.regs.at(table.pc));
+  });
   return pcs;
 }
 
