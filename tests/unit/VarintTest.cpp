@@ -93,6 +93,9 @@ TEST(Varint, TaggedValuesReadBackInBothForms) {
       std::vector<uint8_t> written(10);
       uint8_t *end = writeTagged(payload, xorForm, written.data());
       const std::vector<uint8_t> bytes(written.data(), end);
+      if (payload >> 63 == 0) {
+        EXPECT_EQ(bytes, leb128(payload << 1 | uint64_t{xorForm})) << payload;
+      }
       const size_t bits = 64 - static_cast<size_t>(std::countl_zero(payload)) + 1;
       EXPECT_EQ(bytes.size(), std::max<size_t>(1, (bits + 6) / 7)) << payload;
       for (const auto &in : withAndWithoutPadding(bytes)) {
