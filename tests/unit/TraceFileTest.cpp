@@ -232,12 +232,22 @@ TEST(Crc32, MatchesTheStandardCheckValue) {
   EXPECT_EQ(crc32({}), 0u);
 }
 
+// The loaded step traces against the records handBuiltCapture made them of, not as the expected
+// capture's traces hold them (through the same codec).
+void expectHandBuiltStepRecords(Isa isa, const Capture &loaded) {
+  ASSERT_EQ(loaded.stepTraces.size(), 3u);
+  EXPECT_TRUE(loaded.stepTraces[0].records() == stepRecords(isa, true, 40));
+  EXPECT_TRUE(loaded.stepTraces[1].records() == stepRecords(isa, false, 3));
+  EXPECT_TRUE(loaded.stepTraces[2].empty());
+}
+
 TEST_F(TraceFile, RoundTripsEveryFieldOnX86_64) {
   const Capture capture = handBuiltCapture(Isa::X86_64);
   saveCapture(path("x.strobe"), capture);
   const LoadedTrace loaded = loadCapture(path("x.strobe"));
   EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
   expectSameCapture(capture, loaded.capture);
+  expectHandBuiltStepRecords(Isa::X86_64, loaded.capture);
 }
 
 TEST_F(TraceFile, RoundTripsEveryFieldOnAArch64) {
@@ -246,6 +256,7 @@ TEST_F(TraceFile, RoundTripsEveryFieldOnAArch64) {
   const LoadedTrace loaded = loadCapture(path("a.strobe"));
   EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
   expectSameCapture(capture, loaded.capture);
+  expectHandBuiltStepRecords(Isa::AArch64, loaded.capture);
 }
 
 TEST_F(TraceFile, FileStartsWithMagicAndVersion) {
@@ -288,6 +299,8 @@ TEST_F(TraceFile, LongStepTraceSpansSeveralChunks) {
   const LoadedTrace loaded = loadCapture(path("steps.strobe"));
   EXPECT_EQ(loaded.warnings, std::vector<std::string>{});
   expectSameCapture(capture, loaded.capture);
+  ASSERT_EQ(loaded.capture.stepTraces.size(), 1u);
+  EXPECT_TRUE(loaded.capture.stepTraces[0].records() == records);
   // Diff records keep a steady load loop small: well under 4 bytes per instruction.
   EXPECT_LT(file.size(), 70000u * 4);
 }
