@@ -1,7 +1,7 @@
 // Which of a record's slots differ from the previous record's. The encoder asks this of every
-// register and extended slot at every record (62 slots on x86-64), which was a third of its
-// instructions, so there are versions for AVX-512 (eight slots per compare) and AVX2 (four) beside
-// the portable one (two per SSE2 compare), and the encoder picks the one the CPU runs once.
+// register and extended slot at every record (111 slots on x86-64; when there were 62, a third
+// of its instructions), so there are versions for AVX-512 (eight slots per compare) and AVX2 (four)
+// beside the portable one (two per SSE2 compare), and the encoder picks the one the CPU runs once.
 #pragma once
 
 #include "codec/DiffFormat.h"
