@@ -69,6 +69,8 @@ class GdbTarget:
         self._warned_running = False
         # The user's `handle` settings of a signal an arming left silenced, for the next to restore.
         self._user_handling = {}
+        # The user's scheduler-locking mode, which a step into the process's exit left "off".
+        self._user_locking = None
 
     # --- inspection ---
 
@@ -246,7 +248,9 @@ class GdbTarget:
                 try:
                     gdb.execute(f"set scheduler-locking {locking}", to_string=True)
                 except gdb.error:
-                    pass  # the step ended the process: GDB then allows only "off" and sets it
+                    # The step ended the process: without one GDB allows only "off", and sets
+                    # it. The user's mode comes back at the next process's first stop.
+                    self._user_locking = locking
         stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
         if stop[0] != StopKind.Step:
             self._home = None  # the user's stop selects its thread, as without strobe
@@ -312,6 +316,12 @@ class GdbTarget:
 
     def on_stop_event(self, event):
         self.invalidate_step_guard()  # hit counts and temporary breakpoints change at stops
+        if self._user_locking is not None:
+            try:
+                gdb.execute(f"set scheduler-locking {self._user_locking}", to_string=True)
+            except gdb.error:
+                pass  # a target of another kind, which lacks that mode
+            self._user_locking = None
         if self._own_stop is not None:
             self._last_stop, self._own_stop = self._own_stop, None
             # The sample signal is now this thread's stop signal: drop it, or the first

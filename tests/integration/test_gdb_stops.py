@@ -30,6 +30,16 @@ class StopsReachTheUserTest(unittest.TestCase):
         self.assertIn("holding a capture (live): 1 step trace\n", out)
         self.assertNotIn("error", out)
 
+    def test_a_step_into_the_exit_leaves_the_users_scheduler_locking(self):
+        # strobe steps with scheduler-locking "step"; once the process is gone GDB refuses the
+        # default "replay" back and sets "off", so strobe restores it at the next process's stop.
+        rc, out = harness.gdb(["break main", "run", "break _exit", "continue",
+                               "strobe step --count 50 --quiet", "run", "show scheduler-locking"],
+                              harness.fixture("steploop_int"), ["10"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ .*exited with code 0")
+        self.assertIn('Mode for locking scheduler during execution is "replay".', out)
+
     def test_breakpoint_during_a_background_capture(self):
         rc, out = harness.gdb(["break main", "run", "strobe start --no-resume --frequency 1000",
                                "break compute_ten", "ignore $bpnum 5000", "continue",
