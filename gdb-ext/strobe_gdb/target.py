@@ -57,6 +57,7 @@ class GdbTarget:
         self._registers = []  # descriptors of the engine's registers for _architecture
         self._extended_architecture = None
         self._extended = []  # (name, descriptor or None, bytes) of the extended ones, for that one
+        self._halves = {}  # name -> _halves_path() of each 16-byte one, for that one
         self._home = None  # (thread, frame) the user had selected before read_thread switched
         self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
@@ -137,10 +138,11 @@ class GdbTarget:
                     continue
                 value = frame.read_register(register)
                 if size == 16:
-                    halves = _two_words(value)
-                    if halves is None:
+                    if name not in self._halves:  # found once: walking the type cost 15 us
+                        self._halves[name] = _halves_path(value.type)
+                    if self._halves[name] is False:
                         return None
-                    values += halves
+                    values += _two_words(value, self._halves[name])
                 else:
                     values.append(int(value) & _MASK64)
             return values, absent
@@ -461,6 +463,7 @@ class GdbTarget:
             found = architecture.registers()
             self._extended = [(name, found.find(name), size)
                               for name, size in _strobe.extended_registers(architecture.name())]
+            self._halves = {}
             self._extended_architecture = architecture
         return self._extended
 
@@ -697,24 +700,34 @@ def _step_guard():
     return frozenset(addresses)
 
 
-def _two_words(value):
-    """A 16-byte register's (low, high) 64-bit halves: of a vector, the union member that is an
-    array of two 64-bit integers (x86 v2_int64, AArch64 d.u)."""
-    kind = value.type.strip_typedefs()
+def _halves_path(kind):
+    """How to take a 16-byte register's (low, high) 64-bit halves from a value of this type: the
+    names of the union members down to an array of two 64-bit integers (x86 v2_int64, AArch64
+    d.u); None to read its bytes as /x shows them (ymm0h's uint128_t, st0's 80-bit float); False
+    when neither works."""
+    kind = kind.strip_typedefs()
     if kind.code == gdb.TYPE_CODE_ARRAY and kind.sizeof == 16:
         element = kind.target().strip_typedefs()
         if element.code == gdb.TYPE_CODE_INT and element.sizeof == 8:
-            return [int(value[0]) & _MASK64, int(value[1]) & _MASK64]
+            return ()
     if kind.code in (gdb.TYPE_CODE_UNION, gdb.TYPE_CODE_STRUCT):
         for field in kind.fields():
-            halves = _two_words(value[field.name])
-            if halves is not None:
-                return halves
+            path = _halves_path(field.type)
+            if path is not None and path is not False:
+                return (field.name, *path)
     if kind.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_FLT) and kind.sizeof <= 16:
-        # ymm0h (uint128_t) and st0 (80 bits): /x shows the bytes themselves, also of a float.
+        return None
+    return False
+
+
+def _two_words(value, path):
+    """The (low, high) halves of a 16-byte register's value, by its type's _halves_path()."""
+    if path is None:
         raw = int(value.format_string(format="x"), 16)
         return [raw & _MASK64, raw >> 64]
-    return None
+    for name in path:
+        value = value[name]
+    return [int(value[0]) & _MASK64, int(value[1]) & _MASK64]
 
 
 def _function_addresses(name):
