@@ -59,9 +59,9 @@ def strobe_row(build, debugger, trace_file):
     each = re.search(r"strobe: stepped (\d+) instructions .*\((\d+) us each\)", out)
     if not each or int(each.group(1)) != args.steps:
         return f"| {debugger} + strobe ({build.root}) | did not step: {out[-300:]!r} |"
+    stored = os.path.getsize(trace_file) / args.steps
     return (f"| {debugger} + strobe ({build.root}) | {base} | {peak} | {peak - base} | "
-            f"{(peak - base) * 1024 / args.steps:.0f} | {os.path.getsize(trace_file) / args.steps:.2f} "
-            f"| {each.group(2)} |")
+            f"{(peak - base) * 1024 / args.steps:.0f} | {stored:.2f} | {each.group(2)} |")
 
 
 def record_full_row():

@@ -37,7 +37,8 @@ class StopsReachTheUserTest(unittest.TestCase):
                                "strobe step --count 50 --quiet", "run", "show scheduler-locking"],
                               harness.fixture("steploop_int"), ["10"])
         self.assertEqual(rc, 0, out)
-        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ .*exited with code 0")
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ "
+                              r".*exited with code 0")
         self.assertIn('Mode for locking scheduler during execution is "replay".', out)
 
     def test_breakpoint_during_a_background_capture(self):

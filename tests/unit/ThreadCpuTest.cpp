@@ -9,6 +9,7 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 
@@ -31,7 +32,23 @@ void burnCpu(std::chrono::milliseconds span) {
     x = x + 1;
 }
 
-// A thread that spins or blocks until released; its tid is known once it runs.
+// Waits until the thread is asleep in the kernel.
+void waitUntilBlocked(uint64_t tid) {
+  for (;;) {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t name = line.rfind(')'); // the state follows the name, which may hold spaces
+    if (name != std::string::npos && line.size() > name + 2 && line[name + 2] == 'S')
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// A thread that spins or blocks until released; its tid is known once it runs, and one that
+// blocks is constructed only once it has: it goes on running after it has told its tid, and
+// under load (CI runs two tests at a time) the rest of that, over 30 us of CPU, had come after
+// the sampler's first reading and made it count as having run.
 class TestThread {
 public:
   explicit TestThread(bool spin)
@@ -41,7 +58,10 @@ public:
           }
           release_.wait(false); // blocked in the kernel, off CPU
         }),
-        tid(tid_.get_future().get()) {}
+        tid(tid_.get_future().get()) {
+    if (!spin)
+      waitUntilBlocked(tid);
+  }
   ~TestThread() { join(); }
   void join() {
     release_ = true;
