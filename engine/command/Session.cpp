@@ -23,21 +23,54 @@ constexpr uint64_t kSymbolizeEveryNs = 1'000'000'000;
 // close to the checkpoint that its own reading crosses it.
 constexpr uint64_t kRoutineMarginNs = 10'000'000;
 
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())).flush())
-    throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+// What a command produces for a TextSink, piece by piece.
+using TextProducer = std::function<void(const TextSink &)>;
+
+// Writes what `produce` hands its sink to `path`. The file is opened at the first piece, so a
+// producer that throws before it (bad input) leaves an existing file as it was.
+void writeFile(const std::string &path, const TextProducer &produce) {
+  std::ofstream file;
+  auto opened = [&]() -> std::ofstream & {
+    if (!file.is_open())
+      file.open(path, std::ios::binary | std::ios::trunc);
+    if (!file)
+      throw Failure(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    return file;
+  };
+  produce([&](std::string_view piece) {
+    opened().write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
+  opened().flush(); // an empty file if nothing was produced
+  opened();         // checks the last write and the flush
 }
 
-// `text` for the console, or, when the command has --output FILE, what was written there.
+void writeFile(const std::string &path, const std::string &bytes) {
+  writeFile(path, [&](const TextSink &sink) { sink(bytes); });
+}
+
+// The text for the console, or, when the command has --output FILE, what was written there.
+std::string printOrWrite(const ParsedCommand &cmd, const TextProducer &produce,
+                         std::string_view lineWord) {
+  std::string text;
+  if (!cmd.has("output")) {
+    produce([&](std::string_view piece) { text += piece; });
+    return text;
+  }
+  const std::string path = cmd.get("output");
+  size_t lines = 0;
+  writeFile(path, [&](const TextSink &sink) {
+    produce([&](std::string_view piece) {
+      lines += static_cast<size_t>(std::ranges::count(piece, '\n'));
+      sink(piece);
+    });
+  });
+  return fmt::format("strobe: wrote {} to {}\n", plural(lines, lineWord), path);
+}
+
 std::string printOrWrite(const ParsedCommand &cmd, const std::string &text,
                          std::string_view lineWord) {
-  if (!cmd.has("output"))
-    return text;
-  const std::string path = cmd.get("output");
-  writeFile(path, text);
-  return fmt::format("strobe: wrote {} to {}\n",
-                     plural(static_cast<size_t>(std::ranges::count(text, '\n')), lineWord), path);
+  return printOrWrite(
+      cmd, [&](const TextSink &sink) { sink(text); }, lineWord);
 }
 
 // --json, --folded or --pprof, and what each excludes.
@@ -508,19 +541,18 @@ bool Session::Impl::run(const ParsedCommand &cmd, std::string &out) {
     options.format = cmd.has("tenet") ? DumpFormat::Tenet : DumpFormat::Text;
     if (cmd.has("thread"))
       options.tid = cmd.whole("thread", 0, 0, 1000000000000);
-    std::string records;
+    std::optional<LoadedTrace> loaded;
     if (!cmd.positionals.empty()) {
-      LoadedTrace loaded = loadCapture(cmd.positionals[0]);
-      for (const std::string &w : loaded.warnings)
+      loaded = loadCapture(cmd.positionals[0]);
+      for (const std::string &w : loaded->warnings)
         out += "warning: " + w + "\n";
-      records = renderDump(loaded.capture, options);
-    } else if (capture) {
-      records = renderDump(*capture, options);
-    } else {
+    } else if (!capture) {
       throw Failure(
           "nothing captured yet; use 'strobe step', 'strobe record' or 'strobe load FILE'");
     }
-    out += printOrWrite(cmd, records, "line");
+    const Capture &dumped = loaded ? loaded->capture : *capture;
+    out += printOrWrite(
+        cmd, [&](const TextSink &sink) { writeDump(dumped, options, sink); }, "line");
     return true;
   }
   if (name.starts_with("mem ")) {

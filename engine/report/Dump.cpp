@@ -86,8 +86,17 @@ void appendMemory(const TraceRecord &record, std::string &out) {
   }
 }
 
+// Hands `out` to `sink` (if any) once it has grown to a piece.
+void passPiece(std::string &out, const TextSink *sink) {
+  constexpr size_t kPieceBytes = 1 << 20;
+  if (sink && out.size() >= kPieceBytes) {
+    (*sink)(out);
+    out.clear();
+  }
+}
+
 void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassembler &disassembler,
-                     std::string &out) {
+                     std::string &out, const TextSink *sink) {
   const RegisterTable &table = registerTable(capture.header.isa);
   fmt::format_to(Out(out), "step trace of thread {}: {} records{}\n", trace.tid(), trace.size(),
                  trace.memoryRecorded() ? ", with memory" : "");
@@ -107,6 +116,7 @@ void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassemble
     appendMemory(record, out);
     out += '\n';
     previous = record;
+    passPiece(out, sink);
   });
 }
 
@@ -131,7 +141,8 @@ void requireThread(const Capture &capture, const DumpOptions &options) {
                                                     *options.tid, fmt::join(threads, ", ")));
 }
 
-void appendSamples(const Capture &capture, const DumpOptions &options, std::string &out) {
+void appendSamples(const Capture &capture, const DumpOptions &options, std::string &out,
+                   const TextSink &sink) {
   const RegisterTable &table = registerTable(capture.header.isa);
   std::map<uint64_t, TraceRecord> previous; // per thread
   size_t shown = 0;
@@ -155,10 +166,11 @@ void appendSamples(const Capture &capture, const DumpOptions &options, std::stri
       previous[sample.tid] = std::move(record);
     }
     out += '\n';
+    passPiece(out, &sink);
   }
 }
 
-std::string renderTenet(const Capture &capture, const DumpOptions &options) {
+void writeTenet(const Capture &capture, const DumpOptions &options, const TextSink &sink) {
   std::set<uint64_t> threads;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
@@ -180,8 +192,10 @@ std::string renderTenet(const Capture &capture, const DumpOptions &options) {
   TenetWriter tenet(capture.header.isa, out);
   if (fromSamples) {
     for (const Sample &sample : capture.samples)
-      if (sample.tid == tid && !sample.regs.empty())
+      if (sample.tid == tid && !sample.regs.empty()) {
         tenet.add({sample.regs, {}, {}, {}, false});
+        passPiece(out, &sink);
+      }
   } else {
     bool any = false;
     for (const StepTrace &trace : capture.stepTraces)
@@ -197,11 +211,12 @@ std::string renderTenet(const Capture &capture, const DumpOptions &options) {
           }
           first = false;
           any = true;
+          passPiece(out, &sink);
         });
       }
   }
   tenet.finish();
-  return out;
+  sink(out);
 }
 
 } // namespace
@@ -209,22 +224,28 @@ std::string renderTenet(const Capture &capture, const DumpOptions &options) {
 std::string renderStepTrace(const Capture &capture, const StepTrace &trace) {
   Disassembler disassembler(capture.header.isa);
   std::string out;
-  appendStepTrace(capture, trace, disassembler, out);
+  appendStepTrace(capture, trace, disassembler, out, nullptr);
   return out;
 }
 
-std::string renderDump(const Capture &capture, const DumpOptions &options) {
+void writeDump(const Capture &capture, const DumpOptions &options, const TextSink &sink) {
   requireThread(capture, options);
   if (options.format == DumpFormat::Tenet)
-    return renderTenet(capture, options);
+    return writeTenet(capture, options, sink);
   Disassembler disassembler(capture.header.isa);
   std::string out;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
       if (wanted(options, trace.tid()))
-        appendStepTrace(capture, trace, disassembler, out);
+        appendStepTrace(capture, trace, disassembler, out, &sink);
   if (options.samples)
-    appendSamples(capture, options, out);
+    appendSamples(capture, options, out, sink);
+  sink(out);
+}
+
+std::string renderDump(const Capture &capture, const DumpOptions &options) {
+  std::string out;
+  writeDump(capture, options, [&](std::string_view piece) { out += piece; });
   return out;
 }
 

@@ -6,8 +6,10 @@
 #include "capture/Capture.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace strobe {
 
@@ -20,6 +22,13 @@ struct DumpOptions {
   bool samples = true;         // the periodic samples
 };
 
+// Takes text in pieces, in order.
+using TextSink = std::function<void(std::string_view)>;
+
+// The dump, handed to `sink` a piece of about a megabyte at a time: a long step trace's text
+// (about 110 bytes an instruction) is never held whole.
+void writeDump(const Capture &capture, const DumpOptions &options, const TextSink &sink);
+// The dump as one string.
 std::string renderDump(const Capture &capture, const DumpOptions &options);
 
 // One step trace as text, e.g. right after `strobe step`. Record 0 is the state stepping

@@ -94,6 +94,38 @@ TEST(Dump, TenetLinesHoldTheStateBeforeEachInstructionAndItsMemory) {
   EXPECT_EQ(got[2], "rbp=0x7fe8,rip=0x401004");
 }
 
+// A long trace's text comes in pieces of about a megabyte, which together are the whole.
+TEST(Dump, ALongDumpComesInPiecesThatMakeTheWhole) {
+  Capture c;
+  c.header.isa = Isa::X86_64;
+  std::vector<TraceRecord> records(20000);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].regs.assign(21, i);
+    records[i].regs[16] = 0x401000 + 4 * i; // rip
+    if (i > 0)
+      records[i].instruction = {0x48, 0x83, 0xc0, 0x01}; // add rax, 1
+  }
+  c.stepTraces.emplace_back(Isa::X86_64, 7, false, records);
+  for (const DumpFormat format : {DumpFormat::Text, DumpFormat::Tenet}) {
+    DumpOptions options;
+    options.format = format;
+    options.samples = false;
+    std::vector<std::string> pieces;
+    writeDump(c, options, [&](std::string_view piece) { pieces.emplace_back(piece); });
+    const std::string whole = renderDump(c, options);
+    ASSERT_GT(whole.size(), size_t{2} << 20) << "enough text for several pieces";
+    EXPECT_GE(pieces.size(), 2u);
+    std::string joined;
+    for (const std::string &piece : pieces) {
+      EXPECT_LT(piece.size(), size_t{1} << 21); // a megabyte and the record that passed it
+      joined += piece;
+    }
+    EXPECT_EQ(joined, whole);
+    // Text: a heading, then a line per record; Tenet: a line per record.
+    EXPECT_EQ(lines(whole).size(), records.size() + (format == DumpFormat::Text ? 1 : 0));
+  }
+}
+
 TEST(Dump, TenetOfAReadModifyWriteHasBothDirections) {
   std::vector<TraceRecord> records(2);
   records[0].regs.assign(34, 0);

@@ -434,3 +434,19 @@ TEST_F(SessionTest, DumpWritesTheRecordsToAFileOnRequest) {
   EXPECT_EQ(run("dump -o /nonexistent/dir/dump.txt", false),
             "error: cannot write /nonexistent/dir/dump.txt: No such file or directory\n");
 }
+
+// The dump is written as it is made, and a mistake found before its first line leaves the file
+// as it was.
+TEST_F(SessionTest, ADumpThatFailsLeavesAnExistingFileAlone) {
+  run("record --samples 2 --frequency 2000");
+  const std::string path =
+      ::testing::TempDir() + "/session-kept-" + std::to_string(getpid()) + ".txt";
+  std::ofstream(path) << "the user's notes\n";
+  EXPECT_EQ(run("dump --thread 999999 --output " + path, false).rfind("error: no records of ", 0),
+            0u);
+  std::ifstream file(path);
+  std::stringstream kept;
+  kept << file.rdbuf();
+  EXPECT_EQ(kept.str(), "the user's notes\n");
+  std::remove(path.c_str());
+}
