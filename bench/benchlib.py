@@ -43,18 +43,23 @@ def timed(argv, timeout=600):
     return time.perf_counter() - start, out
 
 
-def session(build, debugger, commands, program_args, timeout=600):
-    """The output of `gdb -batch` or `lldb-19 -b` with strobe loaded, running `commands` in order
-    on program_args. debugger: "gdb" or "lldb"."""
+def session_argv(build, debugger, commands, program_args):
+    """The command line of `gdb -batch` or `lldb-19 -b` with strobe loaded, running `commands` in
+    order on program_args. debugger: "gdb" or "lldb"."""
     if debugger == "gdb":
         argv = ["gdb", "-nx", "-batch", "-ex", f"source {build.gdb_script}"]
         for c in commands:
             argv += ["-ex", c]
-        return sh(argv + ["--args", *program_args], timeout)
+        return argv + ["--args", *program_args]
     argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {build.plugin}"]
     for c in commands:
         argv += ["-o", c]
-    return sh(argv + ["--", *program_args], timeout)
+    return argv + ["--", *program_args]
+
+
+def session(build, debugger, commands, program_args, timeout=600):
+    """The output of session_argv()'s session."""
+    return sh(session_argv(build, debugger, commands, program_args), timeout)
 
 
 def median(values):

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 
-from benchlib import DEFAULT_BUILD, Build
+from benchlib import DEFAULT_BUILD, Build, session_argv
 
 ap = argparse.ArgumentParser(description=__doc__,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -39,23 +39,11 @@ def peak_kb(argv):
         return usage.ru_maxrss, out.read()
 
 
-def debugger_argv(build, debugger, commands):
-    if debugger == "gdb":
-        argv = ["gdb", "-nx", "-batch", "-ex", f"source {build.gdb_script}"]
-        for c in commands:
-            argv += ["-ex", c]
-        return argv + ["--args", *program]
-    argv = ["lldb-19", "-b", "--no-lldbinit", "-o", f"plugin load {build.plugin}"]
-    for c in commands:
-        argv += ["-o", c]
-    return argv + ["--", *program]
-
-
 def strobe_row(build, debugger, trace_file):
     stop = ["break step_work" if debugger == "gdb" else "b step_work", "run"]
-    base, _ = peak_kb(debugger_argv(build, debugger, stop))
-    peak, out = peak_kb(debugger_argv(build, debugger, stop + [
-        f"strobe step --count {args.steps} --quiet", f"strobe save {trace_file}"]))
+    base, _ = peak_kb(session_argv(build, debugger, stop, program))
+    peak, out = peak_kb(session_argv(build, debugger, stop + [
+        f"strobe step --count {args.steps} --quiet", f"strobe save {trace_file}"], program))
     each = re.search(r"strobe: stepped (\d+) instructions .*\((\d+) us each\)", out)
     if not each or int(each.group(1)) != args.steps:
         return f"| {debugger} + strobe ({build.root}) | did not step: {out[-300:]!r} |"
