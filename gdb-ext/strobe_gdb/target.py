@@ -430,7 +430,11 @@ class GdbTarget:
     def _thread_of(self, tid):
         thread = self._threads.get(tid)
         if thread is None or not thread.is_valid():
+            # Inferior.threads() asks a remote target for its thread list (a qXfer round trip):
+            # a step reads the thread three times, so the answer is kept.
             thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
+            if thread is not None:
+                self._threads[tid] = thread
         return thread
 
     def _select(self, thread):

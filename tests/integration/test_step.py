@@ -243,6 +243,30 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
 
         return [("launched", local), ("gdbserver", remote)]
 
+    def test_a_remote_step_asks_for_the_thread_list_no_more_than_gdbs_stepi(self):
+        # Each request is a round trip: strobe's own three a step (GDB's Inferior.threads()) had
+        # made a step over gdbserver a quarter slower.
+        steps = 40
+        port = harness.free_port()
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "packets")
+            program = harness.fixture("steploop_int")
+            server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {program} 1000000000 "
+                                  f">/dev/null 2>{log}"]
+            with harness.Background(server):
+                rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break step_work",
+                                       "continue", "monitor set remote-debug 1",
+                                       f"strobe step --count {steps} --quiet",
+                                       "monitor set remote-debug 0", "kill"], program)
+            with open(log, errors="replace") as f:
+                packets = re.findall(r'getpkt \("([^"]*)"', f.read())
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
+        self.assertEqual(sum(p.startswith("vCont;s") for p in packets), steps, packets[:40])
+        # GDB's stop handling after each stepi asks once.
+        lists = sum(p.startswith("qXfer:threads:read") for p in packets)
+        self.assertLessEqual(lists, steps + 2, packets[:40])
+
 
 class LldbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.LldbSession
