@@ -1,5 +1,6 @@
 #include "codec/DiffDecoder.h"
 
+#include "codec/Crc32.h"
 #include "codec/Varint.h"
 
 #include <algorithm>
@@ -49,9 +50,7 @@ std::optional<std::string> readBlock(Bytes stream, size_t at, uint32_t keyframeI
     return "truncated block";
   const uint32_t stored = getLe32(in);
   block.payload = in.subspan(4, storedSize);
-  uLong crc = crc32(0, fields.data(), static_cast<uInt>(fieldsSize));
-  crc = crc32(crc, block.payload.data(), static_cast<uInt>(block.payload.size()));
-  if (crc != stored)
+  if (crc32(block.payload, crc32(fields.first(fieldsSize))) != stored)
     return "CRC mismatch";
   block.end = static_cast<size_t>(block.payload.data() + block.payload.size() - stream.data());
   return std::nullopt;

@@ -1,5 +1,6 @@
 #include "codec/DiffEncoder.h"
 
+#include "codec/Crc32.h"
 #include "codec/Varint.h"
 
 #include <stdexcept>
@@ -61,10 +62,8 @@ void DiffEncoder::closeBlock() {
   putVarint(stored.size(), stream_);
   if (flags & kBlockCompressed)
     putVarint(payload.size(), stream_);
-  uLong crc =
-      crc32(0, stream_.data() + fieldsStart, static_cast<uInt>(stream_.size() - fieldsStart));
-  crc = crc32(crc, stored.data(), static_cast<uInt>(stored.size()));
-  putLe32(static_cast<uint32_t>(crc), stream_);
+  const uint32_t crc = crc32(stored, crc32(std::span(stream_).subspan(fieldsStart)));
+  putLe32(crc, stream_);
   stream_.insert(stream_.end(), stored.begin(), stored.end());
 
   payload_.clear();

@@ -1,9 +1,9 @@
 #include "codec/DiffFormat.h"
 
+#include "codec/Crc32.h"
 #include "codec/Varint.h"
 
 #include <algorithm>
-#include <zlib.h>
 
 namespace strobe {
 
@@ -16,10 +16,6 @@ StreamLayout layoutFor(Isa isa, bool withExt) {
 namespace {
 
 constexpr size_t kCrcBytes = 4;
-
-uint32_t crcOf(std::span<const uint8_t> bytes) {
-  return static_cast<uint32_t>(crc32(0, bytes.data(), static_cast<uInt>(bytes.size())));
-}
 
 } // namespace
 
@@ -45,7 +41,7 @@ void writeStreamHeader(const StreamHeader &header, std::vector<uint8_t> &out) {
   putVarint(header.historyBits, out);
   putVarint(header.memoryModel.size(), out);
   out.insert(out.end(), header.memoryModel.begin(), header.memoryModel.end());
-  putLe32(crcOf(std::span(out).subspan(start)), out);
+  putLe32(crc32(std::span(out).subspan(start)), out);
 }
 
 std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, StreamHeader &header) {
@@ -64,7 +60,7 @@ std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, Stream
       !getVarint(rest, nameSize) || nameSize > rest.size() || rest.size() - nameSize < kCrcBytes)
     return "truncated stream header";
   const size_t headerSize = in.size() - rest.size() + nameSize;
-  if (getLe32(rest.subspan(nameSize)) != crcOf(in.first(headerSize)))
+  if (getLe32(rest.subspan(nameSize)) != crc32(in.first(headerSize)))
     return "CRC mismatch in the stream header";
   if (isa != static_cast<uint64_t>(Isa::X86_64) && isa != static_cast<uint64_t>(Isa::AArch64))
     return "unknown ISA " + std::to_string(isa);

@@ -1,6 +1,6 @@
+#include "codec/Crc32.h"
 #include "codec/DiffDecoder.h"
 #include "codec/Varint.h"
-#include "io/Crc32.h"
 #include "io/TraceFile.h"
 #include "io/TraceStreams.h"
 #include "isa/InstructionInfo.h"
