@@ -11,6 +11,18 @@
 #include <string>
 #include <type_traits>
 
+// encodeDelta and decodeDelta are built twice, for the baseline x86-64 and for x86-64-v3 (POPCNT,
+// LZCNT, BMI2, AVX2), and the loader picks the one the CPU runs: the baseline counts bits in
+// software, and a register that changes at a pc with a prediction takes a count (its rank among
+// the predicted ones). Samples encode and decode 5-9 % faster (best passes: chase-loop samples
+// 14.4 -> 15.8 million records a second); step records without memory, no differently. GCC only:
+// clang, which builds the fuzzer, wants the attribute on the declarations too.
+#if defined(__x86_64__) && defined(__ELF__) && !defined(__clang__)
+#define STROBE_CPU_VERSIONS [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define STROBE_CPU_VERSIONS
+#endif
+
 namespace strobe {
 namespace {
 
@@ -264,7 +276,8 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
 } // namespace
 
 // Flattened (every helper inlined): about 7% fewer instructions per record.
-[[gnu::flatten]] uint8_t *RecordEncoder::encodeDelta(const TraceRecord &record, uint8_t *out) {
+[[gnu::flatten]] STROBE_CPU_VERSIONS uint8_t *RecordEncoder::encodeDelta(const TraceRecord &record,
+                                                                         uint8_t *out) {
   const uint64_t pcBefore = state_[pc_];
   History &entry = entryFor(pcBefore);
   const Prediction predict{known(entry, pcBefore)};
@@ -507,7 +520,8 @@ const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
 }
 
 // Flattened like encodeDelta.
-[[gnu::flatten]] const char *RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
+[[gnu::flatten]] STROBE_CPU_VERSIONS const char *
+RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   // Read from a copy that stays in registers: a store into the state may alias `input`, and so
   // may one into a local whose address a call saw (hence the copies for such calls). A failed
   // record loses its block, so where `input` stops then does not matter.
