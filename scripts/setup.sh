@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config lldb-19 liblldb-19-dev python3-lldb-19 gdb
   gdbserver libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libcapstone-dev pybind11-dev
   python3-dev zlib1g-dev libisal-dev clang libclang-rt-dev)
-# For the AArch64 remote tests under qemu-user only: without them those tests are skipped.
+# For the tests under qemu-user only (AArch64 remote targets, the codec on a CPU without
+# x86-64-v3): without them those tests are skipped.
 optional=(qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 missing() {

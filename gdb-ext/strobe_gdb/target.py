@@ -52,7 +52,7 @@ class GdbTarget:
         # All come from the one engine session, which hears each stop once.
         self._armings = []
         self._known = set()  # gdb.InferiorThread: those alive at arm() and those created since
-        self._threads = {}  # LWP -> gdb.InferiorThread, from the latest threads()
+        self._threads = {}  # LWP -> gdb.InferiorThread, from the latest threads() or _thread_of
         self._architecture = None
         self._registers = []  # descriptors of the engine's registers for _architecture
         self._extended_architecture = None
