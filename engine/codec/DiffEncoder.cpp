@@ -15,6 +15,7 @@ StreamHeader headerFor(const StreamLayout &layout, const EncoderOptions &options
   header.layout = layout;
   header.keyframeInterval = options.keyframeInterval;
   header.historyBits = options.historyBits;
+  header.coding = options.coding;
   header.memoryModel = modelName;
   return header;
 }

@@ -10,6 +10,7 @@ struct EncoderOptions {
   uint32_t keyframeInterval = 4096; // records per block
   unsigned historyBits = 12;        // prediction table of 2^historyBits pcs
   int compressionLevel = 1;         // zlib level for block payloads; 0 = store them raw
+  RecordCoding coding = RecordCoding::Stepped;
 };
 
 class DiffEncoder {

@@ -39,6 +39,8 @@ void writeStreamHeader(const StreamHeader &header, std::vector<uint8_t> &out) {
   putVarint(header.layout.extSlots, out);
   putVarint(header.keyframeInterval, out);
   putVarint(header.historyBits, out);
+  if (header.version >= 2)
+    putVarint(static_cast<uint64_t>(header.coding), out);
   putVarint(header.memoryModel.size(), out);
   out.insert(out.end(), header.memoryModel.begin(), header.memoryModel.end());
   putLe32(crc32(std::span(out).subspan(start)), out);
@@ -50,14 +52,16 @@ std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, Stream
     return in.size() < kDiffMagic.size() ? "truncated stream header" : "not a diff-record stream";
   std::span<const uint8_t> rest = in.subspan(kDiffMagic.size());
   uint64_t version, isa, mainCount, pcIndex, extSlots, interval, historyBits, nameSize;
+  uint64_t coding = static_cast<uint64_t>(RecordCoding::Stepped);
   if (!getVarint(rest, version))
     return "truncated stream header";
-  if (version != kDiffVersion)
+  if (version < kOldestDiffVersion || version > kDiffVersion)
     return "diff-record stream version " + std::to_string(version) + "; this strobe reads " +
-           std::to_string(kDiffVersion);
+           std::to_string(kOldestDiffVersion) + " to " + std::to_string(kDiffVersion);
   if (!getVarint(rest, isa) || !getVarint(rest, mainCount) || !getVarint(rest, pcIndex) ||
       !getVarint(rest, extSlots) || !getVarint(rest, interval) || !getVarint(rest, historyBits) ||
-      !getVarint(rest, nameSize) || nameSize > rest.size() || rest.size() - nameSize < kCrcBytes)
+      (version >= 2 && !getVarint(rest, coding)) || !getVarint(rest, nameSize) ||
+      nameSize > rest.size() || rest.size() - nameSize < kCrcBytes)
     return "truncated stream header";
   const size_t headerSize = in.size() - rest.size() + nameSize;
   if (getLe32(rest.subspan(nameSize)) != crc32(in.first(headerSize)))
@@ -70,11 +74,16 @@ std::optional<std::string> readStreamHeader(std::span<const uint8_t> &in, Stream
   if (interval == 0 || interval > kMaxKeyframeInterval || historyBits > kMaxHistoryBits ||
       nameSize > kMaxModelName)
     return "impossible stream parameters";
+  if (coding > static_cast<uint64_t>(RecordCoding::Sampled))
+    return "unknown record coding " + std::to_string(coding);
+  if (coding == static_cast<uint64_t>(RecordCoding::Sampled) && extSlots != 0)
+    return "sampled records with extended state";
   header.version = static_cast<uint32_t>(version);
   header.layout = {static_cast<Isa>(isa), static_cast<unsigned>(mainCount),
                    static_cast<unsigned>(pcIndex), static_cast<unsigned>(extSlots)};
   header.keyframeInterval = static_cast<uint32_t>(interval);
   header.historyBits = static_cast<unsigned>(historyBits);
+  header.coding = static_cast<RecordCoding>(coding);
   header.memoryModel.assign(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(nameSize));
   in = rest.subspan(nameSize + kCrcBytes);
   return std::nullopt;

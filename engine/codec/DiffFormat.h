@@ -3,9 +3,12 @@
 //
 // Stream = header, then blocks.
 //   header: "SDIF" | version | isa | mainCount | pcIndex | extSlots | keyframeInterval |
-//           historyBits | memory-model name length | name bytes | CRC-32 (u32 LE) of all before
+//           historyBits | coding | memory-model name length | name bytes | CRC-32 (u32 LE) of
+//           all before
 //     Registers are 64-bit slots: mainCount raw registers (registerTable order, pc at pcIndex),
 //     then extSlots extended-state slots (0: the records carry none).
+//     coding: how the records are coded, 0 = stepped (below), 1 = sampled (at the end). Version
+//     1 streams have no coding field and are stepped.
 //   block:  sync (4 bytes 9E 51 D1 F5) | flags (1 = zlib payload, 2 = follows a gap) | records |
 //           stored size | raw size (zlib only) | CRC-32 (u32 LE) of flags..raw size + payload |
 //           payload (zlib-compressed when flag 1)
@@ -48,6 +51,18 @@
 //     bytes of this record's slots from code - 1; n+1..2n = of prev's slots from code - n - 1
 //     (n = mainCount + extSlots; sizes up to 16, i.e. two slots). Loads land in registers and
 //     stores come from them, so most values cost one byte.
+//
+// Sampled coding, for register samples (main registers only: extSlots 0; no instruction bytes,
+// no memory). No prediction table: every record, the keyframe included, is coded against the
+// previous record of its block, the keyframe against all-zero registers.
+//   record: changed bitmap in ceil(mainCount / 8) bytes, little-endian (bit s: register s
+//     differs) | one nibble per changed register, ascending, two a byte, low nibble first, an
+//     odd last one padded with 0 | each changed register's payload, ascending, in (nibble bits
+//     1-3) + 1 little-endian bytes.
+//   nibble bit 0: the payload is value XOR previous, else zigzag(value - previous); the encoder
+//     writes the form whose payload is smaller (XOR only when strictly smaller).
+//   Lengths sit apart from the payloads, so a reader knows where every payload starts before it
+//   reads one, and vector instructions pack and unpack eight registers at a time (SampleCoder.h).
 #pragma once
 
 #include "codec/Varint.h"
@@ -64,7 +79,8 @@
 namespace strobe {
 
 inline constexpr std::array<uint8_t, 4> kDiffMagic = {'S', 'D', 'I', 'F'};
-inline constexpr uint32_t kDiffVersion = 1;
+inline constexpr uint32_t kDiffVersion = 2;
+inline constexpr uint32_t kOldestDiffVersion = 1; // the oldest this strobe reads
 inline constexpr std::array<uint8_t, 4> kBlockSync = {0x9e, 0x51, 0xd1, 0xf5};
 
 inline constexpr unsigned kMaxMainSlots = 63; // one bit stays free for the EXT flag
@@ -96,6 +112,12 @@ enum RegCode : uint8_t { kRegsPredicted, kRegsDeviate, kRegsExplicit, kRegsNone 
 
 enum AccessFlag : uint8_t { kAccessRead = 1, kAccessWrite = 2 };
 
+// How a stream's records are coded (see the format above).
+enum class RecordCoding : uint8_t {
+  Stepped, // records one instruction apart, predicted from what the last one at their pc did
+  Sampled, // register samples far apart
+};
+
 // Which slots a stream's records hold.
 struct StreamLayout {
   Isa isa = Isa::X86_64;
@@ -115,6 +137,7 @@ struct StreamHeader {
   StreamLayout layout;
   uint32_t keyframeInterval = 4096;
   unsigned historyBits = 12;
+  RecordCoding coding = RecordCoding::Stepped;
   std::string memoryModel; // what computed the memory slots; empty: escape form only
 
   friend bool operator==(const StreamHeader &, const StreamHeader &) = default;

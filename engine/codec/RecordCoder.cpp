@@ -149,8 +149,9 @@ struct Prediction {
 } // namespace
 
 CoderState::CoderState(const StreamHeader &header, MemoryOperandModel *model)
-    : header_(header), slots_(std::min(header.layout.slots(), kMaxSlots)),
-      mainCount_(header.layout.mainCount), pc_(header.layout.pcIndex), model_(model),
+    : header_(header), sampled_(header.coding == RecordCoding::Sampled),
+      slots_(std::min(header.layout.slots(), kMaxSlots)), mainCount_(header.layout.mainCount),
+      pc_(header.layout.pcIndex), model_(model),
       history_(size_t{1} << std::min(header.historyBits, kMaxHistoryBits)) {}
 
 void CoderState::beginBlock() {
@@ -200,7 +201,8 @@ RecordEncoder::RecordEncoder(const StreamHeader &header, MemoryOperandModel *mod
   if (layout.mainCount == 0 || layout.mainCount > kMaxMainSlots ||
       layout.pcIndex >= layout.mainCount || layout.slots() > kMaxSlots ||
       header.historyBits > kMaxHistoryBits || header.keyframeInterval == 0 ||
-      header.keyframeInterval > kMaxKeyframeInterval || header.memoryModel.size() > kMaxModelName)
+      header.keyframeInterval > kMaxKeyframeInterval || header.memoryModel.size() > kMaxModelName ||
+      (sampled_ && layout.extSlots != 0))
     throw std::invalid_argument("unusable diff-record stream header");
 }
 
@@ -229,7 +231,9 @@ void RecordEncoder::rejectShape(const TraceRecord &record) const {
   if (record.ext.size() != layout.extSlots)
     reject(std::to_string(record.ext.size()) + " extended slots, expected " +
            std::to_string(layout.extSlots));
-  reject("instruction of " + std::to_string(record.instruction.size()) + " bytes");
+  if (record.instruction.size() > kMaxInstructionBytes)
+    reject("instruction of " + std::to_string(record.instruction.size()) + " bytes");
+  reject("instruction bytes or memory in a sampled stream, which holds registers only");
 }
 
 size_t RecordEncoder::memoryBound(const TraceRecord &record) {

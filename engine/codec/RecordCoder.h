@@ -13,6 +13,7 @@
 #include "codec/ByteBuffer.h"
 #include "codec/DiffFormat.h"
 #include "codec/MemoryOperands.h"
+#include "codec/SampleCoder.h"
 #include "codec/SlotCompare.h"
 #include "codec/TraceRecord.h"
 
@@ -86,13 +87,15 @@ protected:
   const MemorySlots &modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
 
   StreamHeader header_;
+  bool sampled_; // header_.coding is RecordCoding::Sampled
   unsigned slots_;
   unsigned mainCount_;
   unsigned pc_;
   MemoryOperandModel *model_;
   // The first slots_ entries: the last record's slots, and the state before a record with
   // memory. Arrays, not vectors: a byte written through a pointer may alias a vector's pointers,
-  // which the compiler would then reload.
+  // which the compiler would then reload. (Sampled coding keeps the slots past mainCount zero.)
+  static_assert(kMaxSlots >= kSampleStateSlots);
   std::array<uint64_t, kMaxSlots> state_{};
   std::array<uint64_t, kMaxSlots> before_{};
   bool inBlock_ = false; // a keyframe has been made in the current block
@@ -114,7 +117,9 @@ public:
   // Inline, with validate(): a record then costs one call, into encodeDelta().
   void encode(const TraceRecord &record, ByteBuffer &out) {
     uint8_t *at = out.reserve(validate(record));
-    out.commit(inBlock_ ? encodeDelta(record, at) : encodeKeyframe(record, at));
+    out.commit(sampled_   ? encodeSample(record, at)
+               : inBlock_ ? encodeDelta(record, at)
+                          : encodeKeyframe(record, at));
     inBlock_ = true;
   }
 
@@ -123,12 +128,14 @@ private:
   // 64 bytes), pc delta, both bitmaps, every slot as a 10-byte value; a keyframe needs less.
   static constexpr size_t kRecordBound =
       1 + 1 + kMaxInstructionBytes + 10 + 10 + 19 + 10 * kMaxSlots;
+  static_assert(kRecordBound >= kSampleRecordBound);
 
   // Checks the record; the most bytes it can encode to.
   size_t validate(const TraceRecord &record) const {
     // The messages out of line: building them inline made this a call with a stack frame.
     if (record.regs.size() != mainCount_ || record.ext.size() != slots_ - mainCount_ ||
-        record.instruction.size() > kMaxInstructionBytes) [[unlikely]]
+        record.instruction.size() > kMaxInstructionBytes ||
+        (sampled_ && !(record.instruction.empty() && record.memory.empty()))) [[unlikely]]
       rejectShape(record);
     return record.memory.empty() ? kRecordBound : memoryBound(record);
   }
@@ -137,6 +144,11 @@ private:
   // Checks the memory accesses; the most bytes a record with them can encode to.
   static size_t memoryBound(const TraceRecord &record);
   // Each writes at `out` and returns the end of what it wrote.
+  uint8_t *encodeSample(const TraceRecord &record, uint8_t *out) {
+    if (!inBlock_)
+      std::fill_n(state_.begin(), mainCount_, 0);
+    return encodeSample_(record.regs.data(), state_.data(), mainCount_, out);
+  }
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
   // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
@@ -147,7 +159,9 @@ private:
   uint8_t *encodeEscape(const MemoryAccess &access, const SlotMask &changed, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, const SlotMask &changed, uint8_t *out);
 
-  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu(); // looked up once, not per record
+  // Looked up once, not per record.
+  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu();
+  SampleEncodeFn encodeSample_ = sampleCoderForThisCpu().encode;
 };
 
 class RecordDecoder : public CoderState {
@@ -159,6 +173,8 @@ public:
   // after a problem the block is lost (the next one starts afresh).
   const char *decode(std::span<const uint8_t> &in) {
     record_.gap = false;
+    if (sampled_)
+      return decodeSample(in);
     if (!record_.memory.empty())
       keepAccesses();
     // Inline, and deltas return straight through: a record costs one call, into decodeDelta().
@@ -174,6 +190,15 @@ public:
   void markGap(bool gap) { record_.gap = gap; }
 
 private:
+  const char *decodeSample(std::span<const uint8_t> &in) {
+    if (!inBlock_)
+      std::fill_n(state_.begin(), mainCount_, 0);
+    if (const char *problem = decodeSample_(in, state_.data(), mainCount_))
+      return problem;
+    std::copy_n(state_.begin(), mainCount_, record_.regs.begin());
+    inBlock_ = true;
+    return nullptr;
+  }
   const char *decodeKeyframe(std::span<const uint8_t> &in);
   const char *decodeDelta(std::span<const uint8_t> &in);
   const char *decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore);
@@ -194,6 +219,7 @@ private:
 
   TraceRecord record_;              // mirrors state_ after every successful decode
   std::vector<MemoryAccess> spare_; // earlier records' accesses, kept for their storage
+  SampleDecodeFn decodeSample_ = sampleCoderForThisCpu().decode;
 };
 
 } // namespace strobe

@@ -271,7 +271,8 @@ private:
     const std::optional<Isa> isa = isaFromName(h.isa());
     if (!isa)
       throw TraceError(path_ + " records the unknown ISA '" + h.isa() + "'");
-    if (h.codec() != kRegisterCodecName || h.codec_version() != kDiffVersion)
+    if (h.codec() != kRegisterCodecName || h.codec_version() < kOldestDiffVersion ||
+        h.codec_version() > kDiffVersion)
       throw TraceError(path_ + " uses register codec '" + h.codec() + "' version " +
                        std::to_string(h.codec_version()) + ", which this strobe cannot read");
     CaptureHeader &header = capture_.header;

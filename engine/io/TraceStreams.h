@@ -12,8 +12,8 @@ inline constexpr std::string_view kRegisterCodecName = "diff";
 // the slots it computes for some instruction change, or old files decode to wrong addresses.
 inline constexpr std::string_view kMemoryModelName = "strobe-isa-1";
 
-// Samples jump around: a small prediction table is enough, and there is one per thread.
-inline constexpr EncoderOptions kSampleOptions{4096, 6, 1};
+// Samples jump around: no prediction table, and the coding made for them (SampleCoder.h).
+inline constexpr EncoderOptions kSampleOptions{4096, 0, 1, RecordCoding::Sampled};
 // Single steps loop: a large table pays off.
 inline constexpr EncoderOptions kStepOptions{8192, 12, 1};
 // Records per StepTraceChunk: one block of the stream (prediction restarts with each block

@@ -25,9 +25,12 @@ public:
   }
 };
 
+// Bit 0 the ISA, bit 1 extended state (stepped only), bits 2-4 the table, bit 5 sampled coding.
 StreamHeader headerFrom(uint8_t choice) {
   StreamHeader header;
-  header.layout = layoutFor(choice & 1 ? Isa::AArch64 : Isa::X86_64, choice & 2);
+  header.coding = choice & 0x20 ? RecordCoding::Sampled : RecordCoding::Stepped;
+  header.layout = layoutFor(choice & 1 ? Isa::AArch64 : Isa::X86_64,
+                            (choice & 2) && header.coding == RecordCoding::Stepped);
   header.historyBits = (choice >> 2) & 7;
   header.keyframeInterval = 64;
   header.memoryModel = "fuzz";

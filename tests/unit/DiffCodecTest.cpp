@@ -3,6 +3,7 @@
 // reported and resynchronised at the next keyframe.
 #include "codec/DiffDecoder.h"
 #include "codec/DiffEncoder.h"
+#include "codec/SampleCoder.h"
 
 #include <gtest/gtest.h>
 
@@ -96,11 +97,25 @@ std::vector<TraceRecord> tinyLoop() {
 
 const StreamLayout kTiny{Isa::X86_64, 3, 2, 0};
 
+// A stream of one block, its header and block framing worked out by hand.
+std::vector<uint8_t> tinyStream(const std::vector<uint8_t> &header, uint8_t records,
+                                const std::vector<uint8_t> &payload) {
+  const std::vector<uint8_t> fields =
+      concat({{0x00, records}, {static_cast<uint8_t>(payload.size())}});
+  return concat({header,
+                 le32(zlibCrc(header)),
+                 {0x9e, 0x51, 0xd1, 0xf5},
+                 fields,
+                 le32(zlibCrc(concat({fields, payload}))),
+                 payload});
+}
+
 TEST(DiffCodec, TinyLoopEncodesToTheDocumentedBytes) {
   const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F'},
-                                              {0x01, 0x01},         // version, isa x86-64
-                                              {0x03, 0x02, 0x00},   // 3 main slots, pc 2, no ext
-                                              {0x10, 0x02, 0x00}}); // interval 16, 2 bits, no model
+                                              {0x02, 0x01},       // version, isa x86-64
+                                              {0x03, 0x02, 0x00}, // 3 main slots, pc 2, no ext
+                                              {0x10, 0x02},       // interval 16, 2 bits
+                                              {0x00, 0x00}});     // stepped coding, no model
   const std::vector<uint8_t> payload = {
       // keyframe: pc 0x1000, r0 5, r1 0x100, 1 instruction byte 90, no accesses
       0x80, 0x20, 0x05, 0x80, 0x02, 0x01, 0x90, 0x00,
@@ -119,20 +134,78 @@ TEST(DiffCodec, TinyLoopEncodesToTheDocumentedBytes) {
       // at 0x1001: as predicted, plus memory: no slots, 1 escape at +0x2000 (zigzag 0x4000),
       // 4 bytes, read, value = this record's slot 0 (r0 = 9): source code 1
       0x20, 0x01, 0x01, 0x80, 0x80, 0x01, 0x04, 0x01, 0x01};
-  const std::vector<uint8_t> fields =
-      concat({{0x00, 0x07}, {static_cast<uint8_t>(payload.size())}});
-  const std::vector<uint8_t> expected = concat({header,
-                                                le32(zlibCrc(header)),
-                                                {0x9e, 0x51, 0xd1, 0xf5},
-                                                fields,
-                                                le32(zlibCrc(concat({fields, payload}))),
-                                                payload});
+  const std::vector<uint8_t> expected = tinyStream(header, 7, payload);
 
   const EncoderOptions options{16, 2, 0};
   EXPECT_EQ(encodeAll(kTiny, options, nullptr, tinyLoop()), expected);
   const DecodedStream decoded = decodeStream(expected);
   EXPECT_TRUE(decoded.report.clean());
   expectSameRecords(tinyLoop(), decoded.records);
+
+  // Version 1, which strobe wrote before sampled coding, had no coding field: still read.
+  const std::vector<uint8_t> version1 = tinyStream(
+      concat({{'S', 'D', 'I', 'F', 0x01, 0x01, 0x03, 0x02, 0x00, 0x10, 0x02, 0x00}}), 7, payload);
+  const DecodedStream old = decodeStream(version1);
+  EXPECT_TRUE(old.report.clean());
+  ASSERT_TRUE(old.report.header);
+  EXPECT_EQ(old.report.header->version, 1u);
+  EXPECT_EQ(old.report.header->coding, RecordCoding::Stepped);
+  expectSameRecords(tinyLoop(), old.records);
+}
+
+// Register samples, sampled coding: each record a bitmap of the changed registers, their
+// nibbles (bit 0 XOR form, bits 1-3 bytes - 1), then their payloads.
+std::vector<TraceRecord> tinySamples() {
+  return {{{1, 2, 0x5000}, {}, {}, {}, false},
+          {{1, 3, 0x5400}, {}, {}, {}, false},
+          {{~uint64_t{0}, 0x8000000000000003, 0x53fc}, {}, {}, {}, false},
+          {{~uint64_t{0}, 0x8000000000000003, 0x53fc}, {}, {}, {}, false}};
+}
+
+const std::vector<uint8_t> kTinySamplesPayload = {
+    // against zeros: all three change; 1 and 2 as XOR (smaller than zigzag 2 and 4), 1 byte
+    // each: nibbles 1, 1; 0x5000 as XOR in 2 bytes: nibble 3
+    0x07, 0x11, 0x03, 0x01, 0x02, 0x00, 0x50,
+    // r1 2 -> 3 (XOR 1 < zigzag 2), pc 0x5000 -> 0x5400 (XOR 0x400 < zigzag 0x800, 2 bytes)
+    0x06, 0x31, 0x01, 0x00, 0x04,
+    // r0 1 -> -1: zigzag(-2) = 3, arithmetic, 1 byte: nibble 0; r1 +2^63: XOR 2^63 in 8 bytes
+    // (its zigzag is all ones): nibble 0xf; pc -4: zigzag 7 (XOR 0x7fc): nibble 0
+    0x07, 0xf0, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x07,
+    // nothing changed
+    0x00};
+
+TEST(DiffCodec, TinySamplesEncodeToTheDocumentedBytes) {
+  const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F'},
+                                              {0x02, 0x01},       // version, isa x86-64
+                                              {0x03, 0x02, 0x00}, // 3 main slots, pc 2, no ext
+                                              {0x10, 0x00},       // interval 16, no table
+                                              {0x01, 0x00}});     // sampled coding, no model
+  const std::vector<uint8_t> expected = tinyStream(header, 4, kTinySamplesPayload);
+  const EncoderOptions options{16, 0, 0, RecordCoding::Sampled};
+  EXPECT_EQ(encodeAll(kTiny, options, nullptr, tinySamples()), expected);
+  const DecodedStream decoded = decodeStream(expected);
+  EXPECT_TRUE(decoded.report.clean());
+  expectSameRecords(tinySamples(), decoded.records);
+}
+
+// Both versions of the sampled coder, whichever the CPU runs, write those bytes.
+TEST(DiffCodec, EverySampleCoderWritesTheDocumentedBytes) {
+  std::vector<std::pair<const char *, SampleCoder>> coders = {
+      {"portable", {encodeSamplePortable, decodeSamplePortable}}};
+#if defined(__x86_64__)
+  if (avx512SamplesRun())
+    coders.push_back({"AVX-512", {encodeSampleAvx512, decodeSampleAvx512}});
+#endif
+  for (const auto &[name, coder] : coders) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> bytes(4 * kSampleRecordBound);
+    uint64_t state[kSampleStateSlots] = {};
+    uint8_t *end = bytes.data();
+    for (const TraceRecord &r : tinySamples())
+      end = coder.encode(r.regs.data(), state, 3, end);
+    bytes.resize(static_cast<size_t>(end - bytes.data()));
+    EXPECT_EQ(bytes, kTinySamplesPayload);
+  }
 }
 
 TEST(DiffCodec, SampleRecordsCarryNoInstructionBytes) {
@@ -159,7 +232,28 @@ TEST(DiffCodec, HeaderRoundTripsItsFields) {
   EXPECT_EQ(report.header->keyframeInterval, 100u);
   EXPECT_EQ(report.header->historyBits, 7u);
   EXPECT_EQ(report.header->memoryModel, "capstone");
+  EXPECT_EQ(report.header->coding, RecordCoding::Stepped);
   EXPECT_EQ(report.records, 0u);
+
+  const StreamLayout main = layoutFor(Isa::X86_64, false);
+  DiffEncoder samples(main, {4096, 0, 1, RecordCoding::Sampled});
+  const DecodeReport sampled = DiffDecoder().decode(samples.finish(), [](const TraceRecord &) {});
+  ASSERT_TRUE(sampled.header);
+  EXPECT_EQ(sampled.header->coding, RecordCoding::Sampled);
+  EXPECT_EQ(sampled.header->layout, main);
+}
+
+TEST(DiffCodec, HeaderOfAnUnknownCodingIsRejected) {
+  for (const auto &[coding, ext, reason] :
+       {std::tuple{uint8_t{2}, uint8_t{0}, "unknown record coding 2"},
+        std::tuple{uint8_t{1}, uint8_t{4}, "sampled records with extended state"}}) {
+    const std::vector<uint8_t> header =
+        concat({{'S', 'D', 'I', 'F', 0x02, 0x01, 0x03, 0x02, ext, 0x10, 0x00, coding, 0x00}});
+    std::vector<uint8_t> bytes = concat({header, le32(zlibCrc(header))});
+    std::span<const uint8_t> in = bytes;
+    StreamHeader parsed;
+    EXPECT_EQ(readStreamHeader(in, parsed), std::optional<std::string>(reason));
+  }
 }
 
 TEST(DiffCodec, EncoderRejectsRecordsThatDoNotFit) {
@@ -180,6 +274,18 @@ TEST(DiffCodec, EncoderRejectsRecordsThatDoNotFit) {
   EXPECT_THROW(DiffEncoder(StreamLayout{Isa::X86_64, 64, 0, 0}), std::invalid_argument);
   EXPECT_THROW(DiffEncoder(StreamLayout{Isa::X86_64, 4, 4, 0}), std::invalid_argument);
   EXPECT_THROW(DiffEncoder(kTiny, {0, 12, 1}), std::invalid_argument);
+
+  // A sampled stream holds registers only.
+  const EncoderOptions sampled{16, 0, 0, RecordCoding::Sampled};
+  EXPECT_THROW(DiffEncoder(StreamLayout{Isa::X86_64, 3, 2, 2}, sampled), std::invalid_argument);
+  DiffEncoder samples(kTiny, sampled);
+  const size_t none = samples.size();
+  EXPECT_THROW(samples.encode({{1, 2, 3}, {}, {0x90}, {}, false}), std::invalid_argument);
+  EXPECT_THROW(samples.encode({{1, 2, 3}, {}, {}, {{0x10, 1, true, false, {1}, {}}}, false}),
+               std::invalid_argument);
+  EXPECT_EQ(samples.size(), none);
+  samples.encode({{1, 2, 3}, {}, {}, {}, false});
+  EXPECT_EQ(samples.records(), 1u);
 }
 
 // --- random sequences ---
@@ -383,13 +489,22 @@ struct RoundTripCase {
 
 class DiffCodecRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
+// The generator's records as samples: registers only.
+std::vector<TraceRecord> asSamples(std::vector<TraceRecord> records) {
+  for (TraceRecord &r : records)
+    r.instruction.clear();
+  return records;
+}
+
 TEST_P(DiffCodecRoundTrip, RandomSequencesDecodeExactly) {
   const RoundTripCase c = GetParam();
   const StreamLayout layout = layoutFor(c.isa, c.ext);
   FakeModel encoderModel(layout.mainCount), decoderModel(layout.mainCount);
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const std::vector<TraceRecord> records = TraceGenerator(layout, seed, c.memory).records(1000);
+    std::vector<TraceRecord> records = TraceGenerator(layout, seed, c.memory).records(1000);
+    if (c.options.coding == RecordCoding::Sampled)
+      records = asSamples(std::move(records));
     const std::vector<uint8_t> stream = encodeAll(layout, c.options, &encoderModel, records);
     const DecodedStream decoded = decodeStream(stream, &decoderModel);
     EXPECT_TRUE(decoded.report.clean());
@@ -399,14 +514,21 @@ TEST_P(DiffCodecRoundTrip, RandomSequencesDecodeExactly) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, DiffCodecRoundTrip,
-    ::testing::Values(RoundTripCase{"X86Registers", Isa::X86_64, false, false, {}},
-                      RoundTripCase{"X86Everything", Isa::X86_64, true, true, {}},
-                      RoundTripCase{"AArch64Memory", Isa::AArch64, false, true, {}},
-                      RoundTripCase{"AArch64Everything", Isa::AArch64, true, true, {}},
-                      RoundTripCase{"AllKeyframes", Isa::X86_64, true, true, {1, 12, 1}},
-                      RoundTripCase{"OneEntryTableRaw", Isa::X86_64, true, true, {7, 0, 0}},
-                      RoundTripCase{"CollidingPcs", Isa::AArch64, true, true, {300, 3, 9}},
-                      RoundTripCase{"LargestTable", Isa::X86_64, false, true, {4096, 16, 6}}),
+    ::testing::Values(
+        RoundTripCase{"X86Registers", Isa::X86_64, false, false, {}},
+        RoundTripCase{"X86Everything", Isa::X86_64, true, true, {}},
+        RoundTripCase{"AArch64Memory", Isa::AArch64, false, true, {}},
+        RoundTripCase{"AArch64Everything", Isa::AArch64, true, true, {}},
+        RoundTripCase{"AllKeyframes", Isa::X86_64, true, true, {1, 12, 1}},
+        RoundTripCase{"OneEntryTableRaw", Isa::X86_64, true, true, {7, 0, 0}},
+        RoundTripCase{"CollidingPcs", Isa::AArch64, true, true, {300, 3, 9}},
+        RoundTripCase{"LargestTable", Isa::X86_64, false, true, {4096, 16, 6}},
+        RoundTripCase{"X86Samples", Isa::X86_64, false, false, {4096, 0, 1, RecordCoding::Sampled}},
+        RoundTripCase{"AArch64SamplesShortBlocks",
+                      Isa::AArch64,
+                      false,
+                      false,
+                      {7, 0, 0, RecordCoding::Sampled}}),
     [](const ::testing::TestParamInfo<RoundTripCase> &info) { return info.param.name; });
 
 // The memory model is only asked when a record has memory; without one every access is stored
@@ -479,6 +601,14 @@ TEST(DiffCodec, EdgeValuesRoundTrip) {
     EXPECT_TRUE(decoded.report.clean());
     expectSameRecords(records, decoded.records);
   }
+  records.pop_back(); // the one with memory
+  for (TraceRecord &record : records)
+    record.ext.clear();
+  const StreamLayout main = layoutFor(Isa::AArch64, false);
+  const DecodedStream decoded =
+      decodeStream(encodeAll(main, {4096, 0, 0, RecordCoding::Sampled}, nullptr, records));
+  EXPECT_TRUE(decoded.report.clean());
+  expectSameRecords(records, decoded.records);
 }
 
 // A loop whose registers change by steady strides costs one byte per record before zlib.
@@ -509,15 +639,19 @@ TEST(DiffCodec, SteadyLoopCostsOneBytePerRecord) {
 
 // --- damage ---
 
-class DamagedStream : public ::testing::Test {
+// Stepped records with memory and extended state, or samples.
+class DamagedStream : public ::testing::TestWithParam<RecordCoding> {
 protected:
   void SetUp() override {
-    layout_ = layoutFor(Isa::X86_64, true);
-    records_ = TraceGenerator(layout_, 5, true).records(kBlocks * kInterval);
+    const bool sampled = GetParam() == RecordCoding::Sampled;
+    layout_ = layoutFor(Isa::X86_64, !sampled);
+    records_ = TraceGenerator(layout_, 5, !sampled).records(kBlocks * kInterval);
+    if (sampled)
+      records_ = asSamples(std::move(records_));
     for (TraceRecord &r : records_)
       r.gap = false; // blocks then hold exactly kInterval records
     FakeModel model(layout_.mainCount);
-    stream_ = encodeAll(layout_, {kInterval, 10, 1}, &model, records_);
+    stream_ = encodeAll(layout_, {kInterval, sampled ? 0u : 10u, 1, GetParam()}, &model, records_);
     // Where each block starts: the sync bytes (the payload is compressed, so check the count).
     for (size_t at = 0; at + 4 <= stream_.size(); ++at)
       if (std::equal(kBlockSync.begin(), kBlockSync.end(), stream_.begin() + at))
@@ -551,7 +685,7 @@ protected:
   std::vector<size_t> blockStarts_;
 };
 
-TEST_F(DamagedStream, EveryCutKeepsTheWholeBlocksBeforeIt) {
+TEST_P(DamagedStream, EveryCutKeepsTheWholeBlocksBeforeIt) {
   for (size_t size = 0; size < stream_.size(); ++size) {
     SCOPED_TRACE("cut to " + std::to_string(size) + " bytes");
     const DecodedStream decoded =
@@ -572,7 +706,7 @@ TEST_F(DamagedStream, EveryCutKeepsTheWholeBlocksBeforeIt) {
   }
 }
 
-TEST_F(DamagedStream, EveryFlippedByteLosesOnlyItsBlock) {
+TEST_P(DamagedStream, EveryFlippedByteLosesOnlyItsBlock) {
   for (size_t at = 0; at < stream_.size(); ++at) {
     SCOPED_TRACE("byte " + std::to_string(at) + " flipped");
     std::vector<uint8_t> damaged = stream_;
@@ -590,7 +724,7 @@ TEST_F(DamagedStream, EveryFlippedByteLosesOnlyItsBlock) {
   }
 }
 
-TEST_F(DamagedStream, GarbageBetweenBlocksIsSkipped) {
+TEST_P(DamagedStream, GarbageBetweenBlocksIsSkipped) {
   std::vector<uint8_t> damaged(stream_.begin(), stream_.begin() + blockStarts_[3]);
   damaged.insert(damaged.end(), {0x9e, 0x51, 0xd1, 0xf5, 0x00, 0x01, 0x7f, 1, 2, 3});
   damaged.insert(damaged.end(), stream_.begin() + blockStarts_[3], stream_.end());
@@ -602,30 +736,41 @@ TEST_F(DamagedStream, GarbageBetweenBlocksIsSkipped) {
   expectSameRecords(expected, decoded.records);
 }
 
+INSTANTIATE_TEST_SUITE_P(Codings, DamagedStream,
+                         ::testing::Values(RecordCoding::Stepped, RecordCoding::Sampled),
+                         [](const ::testing::TestParamInfo<RecordCoding> &info) {
+                           return info.param == RecordCoding::Sampled ? "Sampled" : "Stepped";
+                         });
+
 TEST(DiffCodec, RandomBytesNeverCrashTheDecoder) {
   std::mt19937 random(11);
-  const StreamLayout layout = layoutFor(Isa::X86_64, true);
-  FakeModel model(layout.mainCount);
-  const std::vector<uint8_t> valid =
-      encodeAll(layout, {16, 8, 0}, &model, TraceGenerator(layout, 3, true).records(100));
-  StreamHeader header;
-  std::span<const uint8_t> rest = valid;
-  ASSERT_FALSE(readStreamHeader(rest, header));
-  for (int i = 0; i < 1000; ++i) {
-    std::vector<uint8_t> bytes(random() % 200);
-    for (uint8_t &b : bytes)
-      b = static_cast<uint8_t>(random());
-    // Raw payloads reach the record decoder directly (a CRC stops random framed bytes).
-    uint64_t seen = 0;
-    decodePayload(header, &model, bytes, 1 + random() % 20, [&](const TraceRecord &r) {
-      ++seen;
-      EXPECT_EQ(r.regs.size(), layout.mainCount);
-    });
-    // Valid stream with a random tail spliced in.
-    std::vector<uint8_t> spliced(valid.begin(), valid.begin() + random() % valid.size());
-    spliced.insert(spliced.end(), bytes.begin(), bytes.end());
-    const DecodedStream decoded = decodeStream(spliced, &model);
-    EXPECT_LE(decoded.records.size(), 100u);
+  for (const RecordCoding coding : {RecordCoding::Stepped, RecordCoding::Sampled}) {
+    const bool sampled = coding == RecordCoding::Sampled;
+    SCOPED_TRACE(sampled ? "sampled" : "stepped");
+    const StreamLayout layout = layoutFor(Isa::X86_64, !sampled);
+    FakeModel model(layout.mainCount);
+    std::vector<TraceRecord> records = TraceGenerator(layout, 3, !sampled).records(100);
+    if (sampled)
+      records = asSamples(std::move(records));
+    const std::vector<uint8_t> valid =
+        encodeAll(layout, {16, sampled ? 0u : 8u, 0, coding}, &model, records);
+    StreamHeader header;
+    std::span<const uint8_t> rest = valid;
+    ASSERT_FALSE(readStreamHeader(rest, header));
+    for (int i = 0; i < 1000; ++i) {
+      // Up to 2000 bytes: the vector sample decoder reads wide only with 616 or more left.
+      std::vector<uint8_t> bytes(random() % (i % 2 ? 200 : 2000));
+      for (uint8_t &b : bytes)
+        b = static_cast<uint8_t>(random());
+      // Raw payloads reach the record decoder directly (a CRC stops random framed bytes).
+      decodePayload(header, &model, bytes, 1 + random() % 20,
+                    [&](const TraceRecord &r) { EXPECT_EQ(r.regs.size(), layout.mainCount); });
+      // Valid stream with a random tail spliced in.
+      std::vector<uint8_t> spliced(valid.begin(), valid.begin() + random() % valid.size());
+      spliced.insert(spliced.end(), bytes.begin(), bytes.end());
+      const DecodedStream decoded = decodeStream(spliced, &model);
+      EXPECT_LE(decoded.records.size(), 100u);
+    }
   }
 }
 
