@@ -2,6 +2,8 @@
 // turns TraceRecords into payload bytes, RecordDecoder turns them back, exactly. Both keep the same
 // prediction state, updated identically after every record. (Bits a stop mechanism sets, such as
 // x86 TF and RF while single-stepping, are for whoever reads the registers to clear: the Stepper.)
+// In a stream of sampled coding both hand each record to the sample coder (SampleCoder.h) instead,
+// which needs none of the prediction state.
 //
 // Speed: a record usually changes two or three of up to 128 slots, so neither side copies the
 // whole state per record; the previous state is updated in place, and only records with memory
