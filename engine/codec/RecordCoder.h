@@ -193,11 +193,12 @@ public:
 
 private:
   const char *decodeSample(std::span<const uint8_t> &in) {
-    if (!inBlock_)
+    if (!inBlock_) {
       std::fill_n(state_.begin(), mainCount_, 0);
-    if (const char *problem = decodeSample_(in, state_.data(), mainCount_))
+      std::fill(record_.regs.begin(), record_.regs.end(), 0);
+    }
+    if (const char *problem = decodeSample_(in, state_.data(), record_.regs.data(), mainCount_))
       return problem;
-    std::copy_n(state_.begin(), mainCount_, record_.regs.begin());
     inBlock_ = true;
     return nullptr;
   }

@@ -55,7 +55,8 @@ uint8_t *encodeSamplePortable(const uint64_t *regs, uint64_t *state, unsigned co
   return data;
 }
 
-const char *decodeSamplePortable(std::span<const uint8_t> &in, uint64_t *state, unsigned count) {
+const char *decodeSamplePortable(std::span<const uint8_t> &in, uint64_t *state, uint64_t *regs,
+                                 unsigned count) {
   const unsigned mapBytes = bitmapBytes(count);
   if (in.size() < mapBytes)
     return kTruncated;
@@ -86,6 +87,7 @@ const char *decodeSamplePortable(std::span<const uint8_t> &in, uint64_t *state, 
     data += bytes;
     state[s] =
         nibble & 1 ? state[s] ^ payload : state[s] + static_cast<uint64_t>(unzigzag(payload));
+    regs[s] = state[s];
   }
   in = in.subspan(static_cast<size_t>(data - in.data()));
   return nullptr;
@@ -174,11 +176,11 @@ namespace {
   return data;
 }
 
-[[STROBE_AVX512_SAMPLES]] const char *decodeSampleAvx512(std::span<const uint8_t> &in,
-                                                         uint64_t *state, unsigned count) {
+[[STROBE_AVX512_SAMPLES]] const char *
+decodeSampleAvx512(std::span<const uint8_t> &in, uint64_t *state, uint64_t *regs, unsigned count) {
   // Near the end of a block the wide loads would read past it.
   if (in.size() < kSampleRecordBound)
-    return decodeSamplePortable(in, state, count);
+    return decodeSamplePortable(in, state, regs, count);
   const unsigned mapBytes = bitmapBytes(count);
   uint64_t changed;
   std::memcpy(&changed, in.data(), 8);
@@ -212,10 +214,11 @@ namespace {
     const __m512i unzigzagged = _mm512_xor_si512(
         _mm512_srli_epi64(payload, 1),
         _mm512_sub_epi64(_mm512_setzero_si512(), _mm512_and_si512(payload, _mm512_set1_epi64(1))));
-    _mm512_storeu_si512(state + 8 * g,
-                        _mm512_mask_blend_epi64(static_cast<__mmask8>(xorForm >> (8 * g)),
+    const __m512i now = _mm512_mask_blend_epi64(static_cast<__mmask8>(xorForm >> (8 * g)),
                                                 _mm512_add_epi64(before, unzigzagged),
-                                                _mm512_xor_si512(before, payload)));
+                                                _mm512_xor_si512(before, payload));
+    _mm512_storeu_si512(state + 8 * g, now);
+    _mm512_mask_storeu_epi64(regs + 8 * g, liveLanes(count, g), now);
   }
   in = in.subspan(static_cast<size_t>(data - in.data()));
   return nullptr;

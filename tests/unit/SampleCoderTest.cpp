@@ -69,10 +69,11 @@ TEST(SampleCoder, PortableRoundTripsEveryRegisterCount) {
     const auto records = randomRecords(count, 300, count);
     const std::vector<uint8_t> bytes = encodeWith(encodeSamplePortable, records);
     std::span<const uint8_t> in = bytes;
-    State state{};
+    State state{}, regs{};
     for (size_t i = 0; i < records.size(); ++i) {
-      ASSERT_EQ(decodeSamplePortable(in, state.data(), count), nullptr) << "record " << i;
-      ASSERT_EQ(std::vector<uint64_t>(state.begin(), state.begin() + count), records[i])
+      ASSERT_EQ(decodeSamplePortable(in, state.data(), regs.data(), count), nullptr)
+          << "record " << i;
+      ASSERT_EQ(std::vector<uint64_t>(regs.begin(), regs.begin() + count), records[i])
           << "record " << i;
     }
     EXPECT_TRUE(in.empty());
@@ -86,11 +87,11 @@ TEST(SampleCoder, EveryCutRecordIsReportedAsTruncated) {
     // The cut bytes alone, in a buffer of their size, so AddressSanitizer sees any read past.
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(size));
     std::span<const uint8_t> in = cut;
-    State state{};
+    State state{}, regs{};
     const char *problem = nullptr;
     size_t decoded = 0;
     while (!problem && decoded < records.size()) {
-      problem = decodeSamplePortable(in, state.data(), 21);
+      problem = decodeSamplePortable(in, state.data(), regs.data(), 21);
       decoded += problem ? 0 : 1;
     }
     ASSERT_NE(problem, nullptr) << "cut to " << size;
@@ -101,8 +102,8 @@ TEST(SampleCoder, EveryCutRecordIsReportedAsTruncated) {
 TEST(SampleCoder, BitmapPastTheLayoutIsReported) {
   const std::vector<uint8_t> bytes = {0x08, 0x01, 0x05}; // register 3 of 3
   std::span<const uint8_t> in = bytes;
-  State state{};
-  EXPECT_STREQ(decodeSamplePortable(in, state.data(), 3),
+  State state{}, regs{};
+  EXPECT_STREQ(decodeSamplePortable(in, state.data(), regs.data(), 3),
                "sampled record names a register past the layout");
 }
 
@@ -124,10 +125,11 @@ TEST_F(VectorSampleCoder, WritesThePortableBytes) {
       EXPECT_EQ(encodeWith(encodeSampleAvx512, records), portable);
       // And reads them back, the last records of the buffer through its short-input path.
       std::span<const uint8_t> in = portable;
-      State state{};
+      State state{}, regs{};
       for (size_t i = 0; i < records.size(); ++i) {
-        ASSERT_EQ(decodeSampleAvx512(in, state.data(), count), nullptr) << "record " << i;
-        ASSERT_EQ(std::vector<uint64_t>(state.begin(), state.begin() + count), records[i])
+        ASSERT_EQ(decodeSampleAvx512(in, state.data(), regs.data(), count), nullptr)
+            << "record " << i;
+        ASSERT_EQ(std::vector<uint64_t>(regs.begin(), regs.begin() + count), records[i])
             << "record " << i;
       }
       EXPECT_TRUE(in.empty());
@@ -148,11 +150,13 @@ TEST_F(VectorSampleCoder, ReadsAnyBytesAsThePortableDecoderDoes) {
       for (size_t at = 0; at < bytes.size(); at += 1 + random() % 40)
         bytes[at] &= static_cast<uint8_t>((1u << std::min(count, 8u)) - 1);
     std::span<const uint8_t> portableIn = bytes, vectorIn = bytes;
-    State portable{}, vector{};
+    State portable{}, vector{}, portableRegs{}, vectorRegs{};
     for (int record = 0;; ++record) {
       SCOPED_TRACE("round " + std::to_string(round) + ", record " + std::to_string(record));
-      const char *portableProblem = decodeSamplePortable(portableIn, portable.data(), count);
-      const char *vectorProblem = decodeSampleAvx512(vectorIn, vector.data(), count);
+      const char *portableProblem =
+          decodeSamplePortable(portableIn, portable.data(), portableRegs.data(), count);
+      const char *vectorProblem =
+          decodeSampleAvx512(vectorIn, vector.data(), vectorRegs.data(), count);
       ASSERT_EQ(portableProblem == nullptr, vectorProblem == nullptr);
       if (portableProblem) {
         EXPECT_STREQ(vectorProblem, portableProblem);
@@ -160,6 +164,7 @@ TEST_F(VectorSampleCoder, ReadsAnyBytesAsThePortableDecoderDoes) {
       }
       ASSERT_EQ(vectorIn.size(), portableIn.size());
       ASSERT_EQ(vector, portable);
+      ASSERT_EQ(vectorRegs, portableRegs);
       if (portableIn.empty())
         break;
     }
