@@ -61,22 +61,26 @@ std::vector<uint8_t> encodeWith(SampleEncodeFn encode,
   return bytes;
 }
 
+// Decodes `bytes` with `decode`, expecting exactly `records`.
+void expectRecords(SampleDecodeFn decode, const std::vector<uint8_t> &bytes,
+                   const std::vector<std::vector<uint64_t>> &records, unsigned count) {
+  std::span<const uint8_t> in = bytes;
+  State state{}, regs{};
+  for (size_t i = 0; i < records.size(); ++i) {
+    ASSERT_EQ(decode(in, state.data(), regs.data(), count), nullptr) << "record " << i;
+    ASSERT_EQ(std::vector<uint64_t>(regs.begin(), regs.begin() + count), records[i])
+        << "record " << i;
+  }
+  EXPECT_TRUE(in.empty());
+}
+
 constexpr unsigned kCounts[] = {1, 3, 7, 8, 9, 21, 34, 56, 63};
 
 TEST(SampleCoder, PortableRoundTripsEveryRegisterCount) {
   for (unsigned count : kCounts) {
     SCOPED_TRACE(std::to_string(count) + " registers");
     const auto records = randomRecords(count, 300, count);
-    const std::vector<uint8_t> bytes = encodeWith(encodeSamplePortable, records);
-    std::span<const uint8_t> in = bytes;
-    State state{}, regs{};
-    for (size_t i = 0; i < records.size(); ++i) {
-      ASSERT_EQ(decodeSamplePortable(in, state.data(), regs.data(), count), nullptr)
-          << "record " << i;
-      ASSERT_EQ(std::vector<uint64_t>(regs.begin(), regs.begin() + count), records[i])
-          << "record " << i;
-    }
-    EXPECT_TRUE(in.empty());
+    expectRecords(decodeSamplePortable, encodeWith(encodeSamplePortable, records), records, count);
   }
 }
 
@@ -124,15 +128,7 @@ TEST_F(VectorSampleCoder, WritesThePortableBytes) {
       const std::vector<uint8_t> portable = encodeWith(encodeSamplePortable, records);
       EXPECT_EQ(encodeWith(encodeSampleAvx512, records), portable);
       // And reads them back, the last records of the buffer through its short-input path.
-      std::span<const uint8_t> in = portable;
-      State state{}, regs{};
-      for (size_t i = 0; i < records.size(); ++i) {
-        ASSERT_EQ(decodeSampleAvx512(in, state.data(), regs.data(), count), nullptr)
-            << "record " << i;
-        ASSERT_EQ(std::vector<uint64_t>(regs.begin(), regs.begin() + count), records[i])
-            << "record " << i;
-      }
-      EXPECT_TRUE(in.empty());
+      expectRecords(decodeSampleAvx512, portable, records, count);
     }
   }
 }
