@@ -98,7 +98,8 @@ const char *decodeSamplePortable(std::span<const uint8_t> &in, uint64_t *state, 
 // payload's length gives its bytes' mask), the decoder spreads them back with one byte expand; the
 // nibbles of all groups are gathered or scattered by the changed bitmap in one go. No branch
 // depends on the data, and the only chain from one group to the next is the data pointer. On
-// this Zen 4, demo samples encode in 20 ns and decode in 16 (the portable versions: 39 and 22).
+// this Zen 4 the demo's samples encode in 26 ns and decode in 18, framing included (built with the
+// portable versions only: 42 and 35; bench/RESULTS.md).
 #define STROBE_AVX512_SAMPLES                                                                      \
   gnu::target("avx512f,avx512cd,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vbmi2,popcnt")
 

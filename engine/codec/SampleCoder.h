@@ -1,8 +1,8 @@
 // The sampled record coding (format in DiffFormat.h): registers only, each record against the
 // previous one of its block, in a form vector instructions write and read without a branch per
 // register. Samples are far apart, so most of their registers change in no pattern a pc history
-// predicts, and coding them one tagged value at a time cost 100 ns a record here: each value's
-// length was a branch nothing predicted.
+// predicts, and coding them one tagged value at a time cost about 100 ns a record here: each
+// value's length was a branch nothing predicted.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ using SampleEncodeFn = uint8_t *(*)(const uint64_t *regs, uint64_t *state, unsig
                                     uint8_t *out);
 // Reads a record from the front of `in` into `state` (the previous record) and advances `in`;
 // why the bytes are not a record, or null. Writes the registers it changes to `regs` as well, which
-// the caller keeps equal to `state` (copying them after each record instead cost a fifth of
+// the caller keeps equal to `state` (copying them after each record instead cost about a tenth of
 // decoding: a copy reads the vector stores before they leave the store buffer). `state` and `regs`
 // are left unspecified after a problem.
 using SampleDecodeFn = const char *(*)(std::span<const uint8_t> &in, uint64_t *state,
