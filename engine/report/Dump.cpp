@@ -243,10 +243,4 @@ void writeDump(const Capture &capture, const DumpOptions &options, const TextSin
   sink(out);
 }
 
-std::string renderDump(const Capture &capture, const DumpOptions &options) {
-  std::string out;
-  writeDump(capture, options, [&](std::string_view piece) { out += piece; });
-  return out;
-}
-
 } // namespace strobe

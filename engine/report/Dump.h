@@ -28,8 +28,6 @@ using TextSink = std::function<void(std::string_view)>;
 // The dump, handed to `sink` a piece of about a megabyte at a time: a long step trace's text
 // (about 110 bytes an instruction) is never held whole.
 void writeDump(const Capture &capture, const DumpOptions &options, const TextSink &sink);
-// The dump as one string.
-std::string renderDump(const Capture &capture, const DumpOptions &options);
 
 // One step trace as text, e.g. right after `strobe step`. Record 0 is the state stepping
 // started from; record i > 0 is the state after the instruction at record i-1's pc ran.

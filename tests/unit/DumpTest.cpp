@@ -13,6 +13,13 @@ using namespace strobe;
 
 namespace {
 
+// The dump as one string.
+std::string renderDump(const Capture &capture, const DumpOptions &options) {
+  std::string out;
+  writeDump(capture, options, [&](std::string_view piece) { out += piece; });
+  return out;
+}
+
 std::vector<std::string> lines(const std::string &text) {
   std::vector<std::string> out;
   std::istringstream in(text);
