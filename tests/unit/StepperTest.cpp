@@ -113,9 +113,10 @@ TEST(Stepper, MemoryOperandsCarryTheValuesWrittenAtTheAddressComputedBeforehand)
   Stepper stepper(machine);
   StepOutcome out = stepper.run({1001, 3, {}, true, {}});
   ASSERT_EQ(out.trace.size(), 4u);
-  EXPECT_TRUE(out.trace.records()[1].memory.empty()); // add rax, 1 touches no memory
-  ASSERT_EQ(out.trace.records()[2].memory.size(), 1u);
-  const MemoryAccess store = out.trace.records()[2].memory[0];
+  const std::vector<TraceRecord> records = out.trace.records();
+  EXPECT_TRUE(records[1].memory.empty()); // add rax, 1 touches no memory
+  ASSERT_EQ(records[2].memory.size(), 1u);
+  const MemoryAccess &store = records[2].memory[0];
   EXPECT_EQ(store.address, 0x8000u);
   EXPECT_EQ(store.size, 8u);
   EXPECT_TRUE(store.write);
@@ -172,8 +173,9 @@ TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
   EXPECT_EQ(out.endReason, "interrupted");
   EXPECT_FALSE(out.userStop) << "an interruption is not a stop of the program's own";
   ASSERT_EQ(out.trace.size(), 6u); // the starting state and the 5 steps before Ctrl-C
-  EXPECT_EQ(out.trace.records()[5].regs[kRip], 0x1007u); // add, mov, jmp, add, mov
-  EXPECT_EQ(out.trace.records()[5].regs[kRax], 2u);
+  const TraceRecord last = out.trace.records()[5];
+  EXPECT_EQ(last.regs[kRip], 0x1007u); // add, mov, jmp, add, mov
+  EXPECT_EQ(last.regs[kRax], 2u);
 }
 
 // A front-end may keep the steps to itself while the scope lives (LLDB steps inside
