@@ -51,64 +51,13 @@ template <typename Op> [[gnu::always_inline]] inline bool shortChunks(size_t n, 
   });
 }
 
-// Memory values are packed into and copied out of slot words with memcpy (byte by byte had cost
-// 7 % of encoding a trace with memory), which reads them as little-endian words only on a
-// little-endian host: x86-64 and AArch64 Linux, where strobe runs.
+// Memory values are copied out of slot words with memcpy, which reads them as little-endian
+// words only on a little-endian host: x86-64 and AArch64 Linux, where strobe runs.
 static_assert(std::endian::native == std::endian::little,
               "memory values need byte swaps on a big-endian host");
 
-// A value of 1..16 bytes as two little-endian words and the masks of their valid bytes.
-struct Packed {
-  uint64_t low = 0, high = 0, lowMask = 0, highMask = 0;
-};
-
-Packed pack(std::span<const uint8_t> value) {
-  Packed p;
-  const size_t n = value.size();
-  if (n >= 8) {
-    std::memcpy(&p.low, value.data(), 8);
-    p.lowMask = ~uint64_t{0};
-    std::memcpy(&p.high, value.data() + 8, n - 8);
-    p.highMask = n == 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
-  } else {
-    std::memcpy(&p.low, value.data(), n);
-    p.lowMask = (uint64_t{1} << (8 * n)) - 1;
-  }
-  return p;
-}
-
-// How many slots a value of `size` bytes spans.
+// How many slots a memory value of `size` bytes spans.
 unsigned slotsSpanned(size_t size) { return static_cast<unsigned>((size + 7) / 8); }
-
-// Whether `slots` hold the value from slot `r` on (little-endian; r + span <= slots.size()).
-bool holdsAt(const Packed &p, unsigned span, std::span<const uint64_t> slots, unsigned r) {
-  return (slots[r] & p.lowMask) == p.low && (span == 1 || (slots[r + 1] & p.highMask) == p.high);
-}
-
-// The first slot from which `slots` hold the value, if any.
-std::optional<unsigned> findInSlots(const Packed &p, unsigned span,
-                                    std::span<const uint64_t> slots) {
-  // One loop per span, each with its span a constant: the encoder searches every slot for each
-  // memory value, and a loop testing the span at every slot was slower.
-  auto search = [&](unsigned constantSpan) -> std::optional<unsigned> {
-    for (unsigned r = 0; r + constantSpan <= slots.size(); ++r)
-      if (holdsAt(p, constantSpan, slots, r))
-        return r;
-    return std::nullopt;
-  };
-  return span == 1 ? search(1) : search(2);
-}
-
-// Like findInSlots, trying only the starting slots in `starts`.
-std::optional<unsigned> findInSlotsAt(const Packed &p, unsigned span,
-                                      std::span<const uint64_t> slots, const SlotMask &starts) {
-  std::optional<unsigned> found;
-  starts.forEach([&](unsigned r) {
-    if (!found && r + span <= slots.size() && holdsAt(p, span, slots, r))
-      found = r;
-  });
-  return found;
-}
 
 // The members at or above `by` (< 64), each moved down by `by`.
 SlotMask shiftedDown(const SlotMask &mask, unsigned by) {
@@ -186,11 +135,14 @@ void CoderState::beginBlock() {
   }
 }
 
-const MemorySlots &CoderState::modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore) {
+void CoderState::predictMemory(std::span<const uint8_t> instruction, uint64_t pcBefore) {
   if (!model_ || !model_->predict(instruction, pcBefore,
-                                  std::span<const uint64_t>(before_.data(), slots_), predicted_))
+                                  std::span<const uint64_t>(state_.data(), slots_), predicted_))
     predicted_.clear();
-  return predicted_;
+}
+
+uint64_t CoderState::previous(unsigned slot, const SlotMask &changed) const {
+  return changed.test(slot) ? before_[slot] : state_[slot];
 }
 
 // --- encoder ---
@@ -315,7 +267,7 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
   changed.words[0] &= ~(uint64_t{1} << pc_);
 
   if (withMemory)
-    std::copy_n(state_.begin(), slots_, before_.begin());
+    predictMemory(instruction, pcBefore);
 
   uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
@@ -355,6 +307,7 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
         if (k < kPredictedDeltas)
           entry.deltas[k] = value - state_[slot];
       }
+      before_[slot] = state_[slot];
       state_[slot] = value;
       ++k;
     });
@@ -382,26 +335,28 @@ bool sameBytes(std::span<const uint8_t> remembered, std::span<const uint8_t> ins
       const uint64_t value = valueOf(slot);
       putValue(slot, value, state_[slot] + predict.deltaOf(slot));
       changes.addDelta(value - state_[slot]);
+      before_[slot] = state_[slot];
       state_[slot] = value;
     });
   }
   *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
                                (sendInstruction ? kInstructionFollows : 0) |
                                (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
+  before_[pc_] = pcBefore;
   state_[pc_] = pc;
 
   if (withMemory) {
     changed.set(pc_);
-    out = encodeMemory(record, pcBefore, changed, out);
+    out = encodeMemory(record, changed, out);
   }
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint64_t pcBefore,
-                                     const SlotMask &changed, uint8_t *out) {
-  const MemorySlots &slots = modelSlots(record.instruction, pcBefore);
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, const SlotMask &changed,
+                                     uint8_t *out) {
+  const MemorySlots &slots = predicted_;
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
   size_t matched = 0;
@@ -447,18 +402,23 @@ uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, const SlotMask 
 uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, const SlotMask &changed,
                                     uint8_t *out) {
   if (value.size() <= kMaxSourceBytes) {
-    const Packed packed = pack(value);
-    const unsigned span = slotsSpanned(value.size());
-    if (auto slot = findInSlots(packed, span, std::span(state_.data(), slots_)))
-      return writeVarint(1 + *slot, out);
+    const SlotValue v = SlotValue::of(value);
+    if (const unsigned slot = findValue_(state_.data(), slots_, v); slot < slots_)
+      return writeVarint(1 + slot, out);
     // Where the value is not among this record's slots, it can only be among prev's in a run of
     // slots that changed: elsewhere prev's slots are this record's. A value loaded for
     // arithmetic is in neither, and was searched for twice over all slots.
     SlotMask starts = changed;
-    if (span == 2)
+    if (v.span == 2)
       starts = starts | shiftedDown(changed, 1);
-    if (auto slot = findInSlotsAt(packed, span, std::span(before_.data(), slots_), starts))
-      return writeVarint(1 + slots_ + *slot, out);
+    std::optional<unsigned> found;
+    starts.forEach([&](unsigned r) {
+      if (!found && r + v.span <= slots_ &&
+          v.heldBy(previous(r, changed), v.span == 2 ? previous(r + 1, changed) : 0))
+        found = r;
+    });
+    if (found)
+      return writeVarint(1 + slots_ + *found, out);
   }
   *out++ = 0;
   return std::copy(value.begin(), value.end(), out);
@@ -520,7 +480,7 @@ const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
     return "bad instruction bytes in keyframe";
   if (!getVarint(in, count) || count > kMaxAccesses)
     return "bad memory accesses in keyframe";
-  return decodeEscapes(in, true, count);
+  return decodeEscapes(in, nullptr, count);
 }
 
 // Flattened like encodeDelta.
@@ -579,7 +539,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   }
   }
   if (head & kMemoryFollows)
-    std::copy_n(state_.begin(), slots_, before_.begin());
+    predictMemory(record_.instruction, pcBefore);
 
   Changes &changes = changes_;
   changes.clear();
@@ -654,8 +614,13 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   setSlot(pc_, pc);
 
   if (head & kMemoryFollows) {
+    // The slots whose values before this record are in before_ (see setSlot).
+    SlotMask changed = regCode == kRegsExplicit ? changes.slots
+                       : regCode == kRegsNone   ? SlotMask{}
+                                                : expected;
+    changed.set(pc_);
     const char *problem = nullptr;
-    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest, pcBefore)); });
+    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest, changed)); });
     if (problem)
       return problem;
   }
@@ -665,13 +630,13 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   return nullptr;
 }
 
-const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore) {
+const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, const SlotMask &changed) {
   uint64_t head = 0;
   if (!getVarint(in, head))
     return "truncated memory section";
   const uint64_t bitmap = head >> 1;
   if (bitmap) {
-    const MemorySlots &slots = modelSlots(record_.instruction, pcBefore);
+    const MemorySlots &slots = predicted_;
     if (slots.size() < 64 && bitmap >> slots.size())
       return slots.empty() ? "memory slots without a memory operand model that predicts them"
                            : "memory slot the model does not predict";
@@ -686,8 +651,8 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint64_t p
       a.size = s.size;
       a.read = s.read;
       a.write = s.write;
-      if ((a.read && !decodeValue(in, a.size, false, a.readValue)) ||
-          (a.write && !decodeValue(in, a.size, false, a.writtenValue)))
+      if ((a.read && !decodeValue(in, a.size, &changed, a.readValue)) ||
+          (a.write && !decodeValue(in, a.size, &changed, a.writtenValue)))
         return "bad memory value";
     }
   }
@@ -695,12 +660,12 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint64_t p
     uint64_t count = 0;
     if (!getVarint(in, count) || count == 0 || count > kMaxAccesses - record_.memory.size())
       return "bad escape count";
-    return decodeEscapes(in, false, count);
+    return decodeEscapes(in, &changed, count);
   }
   return nullptr;
 }
 
-const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
+const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, const SlotMask *changed,
                                          uint64_t count) {
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t delta = 0, size = 0;
@@ -717,32 +682,37 @@ const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyf
     a.size = static_cast<uint32_t>(size);
     a.read = flags & kAccessRead;
     a.write = flags & kAccessWrite;
-    if ((a.read && !decodeValue(in, a.size, keyframe, a.readValue)) ||
-        (a.write && !decodeValue(in, a.size, keyframe, a.writtenValue)))
+    if ((a.read && !decodeValue(in, a.size, changed, a.readValue)) ||
+        (a.write && !decodeValue(in, a.size, changed, a.writtenValue)))
       return "bad memory value";
   }
   return nullptr;
 }
 
-bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
-                                std::vector<uint8_t> &value) const {
+bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size,
+                                const SlotMask *changed, std::vector<uint8_t> &value) const {
   uint64_t code = 0;
   if (!getVarint(in, code))
     return false;
   if (code == 0)
     return getBytes(in, size, value);
   uint64_t slot = code - 1;
-  std::span<const uint64_t> source(state_.data(), slots_);
-  if (slot >= slots_) {
+  const bool fromPrevious = slot >= slots_;
+  if (fromPrevious) {
     slot -= slots_;
-    source = std::span<const uint64_t>(before_.data(), slots_);
-    if (keyframe || slot >= slots_)
+    if (!changed || slot >= slots_)
       return false;
   }
   if (size > kMaxSourceBytes || slot + slotsSpanned(size) > slots_)
     return false;
+  // The value's slots, as words: this record's, or prev's.
+  std::array<uint64_t, 2> words{};
+  for (unsigned k = 0; k < slotsSpanned(size); ++k) {
+    const unsigned s = static_cast<unsigned>(slot) + k;
+    words[k] = fromPrevious ? previous(s, *changed) : state_[s];
+  }
   value.resize(size);
-  std::memcpy(value.data(), source.data() + slot, size);
+  std::memcpy(value.data(), words.data(), size);
   return true;
 }
 

@@ -6,8 +6,9 @@
 // which needs none of the prediction state.
 //
 // Speed: a record usually changes two or three of up to 128 slots, so neither side copies the
-// whole state per record; the previous state is updated in place, and only records with memory
-// keep a copy of the registers before the instruction (the memory model and value sources use it).
+// whole state per record; the previous state is updated in place, keeping the old values of the
+// slots that changed aside for the values of memory accesses that refer to them, and records with
+// memory ask the model before their registers are applied.
 // Nothing is allocated per record: the encoder writes through a pointer into room reserved once
 // per record, the decoder reuses its record's vectors (memory accesses included).
 #pragma once
@@ -84,9 +85,13 @@ protected:
   // time.
   void remember(History &entry, bool inPlace, uint64_t pcBefore, uint64_t nextPc,
                 std::span<const uint8_t> instruction, bool instructionKnown);
-  // The model's slots for an instruction, from the registers before it (before_), or none when
-  // it cannot predict them; valid until the next call.
-  const MemorySlots &modelSlots(std::span<const uint8_t> instruction, uint64_t pcBefore);
+  // The model's slots for the record's instruction into predicted_ (none when it cannot predict
+  // them). Computed from the registers before it: call it before the record's registers are
+  // applied to state_.
+  void predictMemory(std::span<const uint8_t> instruction, uint64_t pcBefore);
+  // prev's `slot` once the record's registers are applied to state_: before_ keeps the old values
+  // of the slots a record changes, so that records with memory need not copy the whole state.
+  uint64_t previous(unsigned slot, const SlotMask &changed) const;
 
   StreamHeader header_;
   bool sampled_; // header_.coding is RecordCoding::Sampled
@@ -94,9 +99,10 @@ protected:
   unsigned mainCount_;
   unsigned pc_;
   MemoryOperandModel *model_;
-  // The first slots_ entries: the last record's slots, and the state before a record with
-  // memory. Arrays, not vectors: a byte written through a pointer may alias a vector's pointers,
-  // which the compiler would then reload. (Sampled coding keeps the slots past mainCount zero.)
+  // The first slots_ entries: the last record's slots, and the values they had before it where
+  // it changed them (see previous()). Arrays, not vectors: a byte written through a pointer may
+  // alias a vector's pointers, which the compiler would then reload. (Sampled coding keeps the
+  // slots past mainCount zero.)
   static_assert(kMaxSlots >= kSampleStateSlots);
   std::array<uint64_t, kMaxSlots> state_{};
   std::array<uint64_t, kMaxSlots> before_{};
@@ -105,7 +111,7 @@ protected:
   std::vector<History> history_;
   uint32_t generation_ = 1;
   Changes changes_;       // the current record's, for remember()
-  MemorySlots predicted_; // modelSlots()'s answer
+  MemorySlots predicted_; // predictMemory()'s answer
 };
 
 class RecordEncoder : public CoderState {
@@ -156,13 +162,14 @@ private:
   // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
   // calls had cost every record stack room and spills. `changed`: the slots (pc included) in
   // which the record differs from prev; none in a keyframe, which has no prev.
-  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint64_t pcBefore,
-                                          const SlotMask &changed, uint8_t *out);
+  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, const SlotMask &changed,
+                                          uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, const SlotMask &changed, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, const SlotMask &changed, uint8_t *out);
 
   // Looked up once, not per record.
   ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu();
+  FindValueFn findValue_ = findValueForThisCpu();
   SampleEncodeFn encodeSample_ = sampleCoderForThisCpu().encode;
 };
 
@@ -204,11 +211,13 @@ private:
   }
   const char *decodeKeyframe(std::span<const uint8_t> &in);
   const char *decodeDelta(std::span<const uint8_t> &in);
-  const char *decodeMemory(std::span<const uint8_t> &in, uint64_t pcBefore);
-  const char *decodeEscapes(std::span<const uint8_t> &in, bool keyframe, uint64_t count);
-  bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
+  // `changed`: the slots (pc included) the record changed; null in a keyframe, which has no prev.
+  const char *decodeMemory(std::span<const uint8_t> &in, const SlotMask &changed);
+  const char *decodeEscapes(std::span<const uint8_t> &in, const SlotMask *changed, uint64_t count);
+  bool decodeValue(std::span<const uint8_t> &in, uint32_t size, const SlotMask *changed,
                    std::vector<uint8_t> &value) const;
   void setSlot(unsigned slot, uint64_t value) {
+    before_[slot] = state_[slot];
     state_[slot] = value;
     if (slot < mainCount_) [[likely]]
       record_.regs[slot] = value;

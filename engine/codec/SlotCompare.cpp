@@ -1,6 +1,7 @@
 #include "codec/SlotCompare.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -267,6 +268,73 @@ changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *pr
   return changedSlotsWith<Avx512Ops>(regs, ext, previous, mainCount, extCount, extExpected);
 }
 #endif
+
+SlotValue SlotValue::of(std::span<const uint8_t> bytes) {
+  // memcpy reads the bytes as little-endian words only on a little-endian host: x86-64 and
+  // AArch64 Linux, where strobe runs.
+  static_assert(std::endian::native == std::endian::little);
+  SlotValue v;
+  const size_t n = bytes.size();
+  if (n > 8) {
+    std::memcpy(&v.low, bytes.data(), 8);
+    v.lowMask = ~uint64_t{0};
+    std::memcpy(&v.high, bytes.data() + 8, n - 8);
+    v.highMask = n == 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
+    v.span = 2;
+  } else {
+    std::memcpy(&v.low, bytes.data(), n);
+    v.lowMask = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+  }
+  return v;
+}
+
+unsigned findValuePortable(const uint64_t *slots, unsigned n, const SlotValue &value) {
+  // One loop per span, each with its span a constant: a loop testing the span at every slot was
+  // slower.
+  auto search = [&](auto span) {
+    unsigned r = 0;
+    for (; r + span <= n; ++r)
+      if (value.heldBy(slots[r], span == 2 ? slots[r + 1] : 0))
+        return r;
+    return n;
+  };
+  return value.span == 1 ? search(std::integral_constant<unsigned, 1>{})
+                         : search(std::integral_constant<unsigned, 2>{});
+}
+
+#if defined(__x86_64__)
+// Eight starting slots per step; masked loads keep the last step within the n slots.
+[[gnu::target("avx512f")]] unsigned findValueAvx512(const uint64_t *slots, unsigned n,
+                                                    const SlotValue &value) {
+  if (n < value.span)
+    return n;
+  const unsigned starts = n - value.span + 1;
+  const __m512i low = _mm512_set1_epi64(static_cast<long long>(value.low));
+  const __m512i lowMask = _mm512_set1_epi64(static_cast<long long>(value.lowMask));
+  const __m512i high = _mm512_set1_epi64(static_cast<long long>(value.high));
+  const __m512i highMask = _mm512_set1_epi64(static_cast<long long>(value.highMask));
+  for (unsigned r = 0; r < starts; r += 8) {
+    const unsigned left = starts - r;
+    const __mmask8 live = left >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << left) - 1);
+    __mmask8 hit = _mm512_mask_cmpeq_epu64_mask(
+        live, _mm512_and_si512(_mm512_maskz_loadu_epi64(live, slots + r), lowMask), low);
+    if (value.span == 2)
+      hit = _mm512_mask_cmpeq_epu64_mask(
+          hit, _mm512_and_si512(_mm512_maskz_loadu_epi64(live, slots + r + 1), highMask), high);
+    if (hit)
+      return r + static_cast<unsigned>(std::countr_zero(static_cast<unsigned>(hit)));
+  }
+  return n;
+}
+#endif
+
+FindValueFn findValueForThisCpu() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f"))
+    return findValueAvx512;
+#endif
+  return findValuePortable;
+}
 
 ChangedSlotsFn changedSlotsForThisCpu() {
 #if defined(__x86_64__)

@@ -1,12 +1,17 @@
-// Which of a record's slots differ from the previous record's. The encoder asks this of every
-// register and extended slot at every record (111 slots on x86-64; when there were 62, a third
-// of its instructions), so there are versions for AVX-512 (eight slots per compare) and AVX2 (four)
-// beside the portable one (two per SSE2 compare), and the encoder picks the one the CPU runs once.
+// The encoder's two scans over a record's slots, each with versions for the vector extensions of
+// x86-64 beside a portable one; the encoder picks the ones the CPU runs once.
+// - Which slots differ from the previous record's: asked of every register and extended slot at
+//   every record (117 slots on x86-64; when there were 62, a third of the encoder's
+//   instructions), eight slots per AVX-512 compare, four per AVX2, two per SSE2.
+// - Which slot holds a memory value: asked of every value of a record with memory, and most
+//   loaded values are in no slot (an operand of arithmetic), so the scan runs to the end: slot by
+//   slot it had taken about as long as the rest of such a record's encoding.
 #pragma once
 
 #include "codec/DiffFormat.h"
 
 #include <cstdint>
+#include <span>
 
 namespace strobe {
 
@@ -32,5 +37,31 @@ SlotMask changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uin
 
 // The fastest version this CPU runs.
 ChangedSlotsFn changedSlotsForThisCpu();
+
+// A value of 1..16 bytes as it would sit in one or two slots, little-endian: the bytes of slot r
+// under lowMask equal low, and for a span of 2 those of slot r + 1 under highMask equal high.
+struct SlotValue {
+  uint64_t low = 0, high = 0, lowMask = 0, highMask = 0;
+  unsigned span = 1; // 1 or 2
+
+  // For a value of 1..16 bytes.
+  static SlotValue of(std::span<const uint8_t> bytes);
+  // Whether slots `first` and `second` (ignored for a span of 1) hold the value.
+  bool heldBy(uint64_t first, uint64_t second) const {
+    return (first & lowMask) == low && (span == 1 || (second & highMask) == high);
+  }
+};
+
+// The first slot r (r + value.span <= n) from which `slots` hold the value; n when there is none.
+using FindValueFn = unsigned (*)(const uint64_t *slots, unsigned n, const SlotValue &value);
+
+unsigned findValuePortable(const uint64_t *slots, unsigned n, const SlotValue &value);
+#if defined(__x86_64__)
+// Only on CPUs with AVX-512F.
+unsigned findValueAvx512(const uint64_t *slots, unsigned n, const SlotValue &value);
+#endif
+
+// The fastest version this CPU runs.
+FindValueFn findValueForThisCpu();
 
 } // namespace strobe

@@ -541,6 +541,33 @@ TEST(DiffCodec, MemoryWithoutAModelUsesEscapes) {
   expectSameRecords(records, decoded.records);
 }
 
+// A value from prev's slots that spans one the record left alone and one it changed: the coders
+// keep only the changed slots' old values aside, and must read the other from the current state.
+TEST(DiffCodec, ValueFromPrevSlotsSpanningAnUnchangedOne) {
+  auto le64 = [](uint64_t v) {
+    std::vector<uint8_t> bytes(8);
+    for (unsigned k = 0; k < 8; ++k)
+      bytes[k] = static_cast<uint8_t>(v >> (8 * k));
+    return bytes;
+  };
+  const std::vector<uint8_t> nop = {0x90};
+  // r1 changes; the 16 bytes read are r0 (unchanged) and r1 as they were before.
+  MemoryAccess load{0x2000, 16, true, false, concat({le64(0x1111), le64(0x2222)}), {}};
+  const std::vector<TraceRecord> records = {{{0x1111, 0x2222, 0x1000}, {}, nop, {}, false},
+                                            {{0x1111, 0x3333, 0x1001}, {}, nop, {load}, false}};
+  const std::vector<uint8_t> stream = encodeAll(kTiny, {16, 2, 0}, nullptr, records);
+  // The record ends in its memory section: no slots, 1 escape at +0x2000 (zigzag 0x4000),
+  // 16 bytes, read, value = prev's slot 0 onwards: source code 1 + 3 slots + 0.
+  const std::vector<uint8_t> memory = {0x01, 0x01, 0x80, 0x80, 0x01, 0x10, 0x01, 0x04};
+  ASSERT_GE(stream.size(), memory.size());
+  EXPECT_EQ(
+      std::vector<uint8_t>(stream.end() - static_cast<ptrdiff_t>(memory.size()), stream.end()),
+      memory);
+  const DecodedStream decoded = decodeStream(stream);
+  EXPECT_TRUE(decoded.report.clean());
+  expectSameRecords(records, decoded.records);
+}
+
 // A model's answer has room for kMaxModelSlots; one more makes the instruction unpredictable.
 TEST(DiffCodec, ModelSlotsHoldUpToTheLimit) {
   MemorySlots slots;

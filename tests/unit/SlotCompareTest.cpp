@@ -96,3 +96,68 @@ TEST(SlotCompare, ChoosesAVersionThisCpuRuns) {
   EXPECT_EQ(chosen, changedSlotsPortable);
 #endif
 }
+
+namespace {
+
+// The first slot holding the value, read byte by byte from the slots as little-endian memory.
+unsigned firstHolding(const std::vector<uint64_t> &slots, const std::vector<uint8_t> &value) {
+  const size_t span = (value.size() + 7) / 8;
+  for (size_t r = 0; r + span <= slots.size(); ++r) {
+    bool all = true;
+    for (size_t k = 0; k < value.size(); ++k)
+      all = all && static_cast<uint8_t>(slots[r + k / 8] >> (8 * (k % 8))) == value[k];
+    if (all)
+      return static_cast<unsigned>(r);
+  }
+  return static_cast<unsigned>(slots.size());
+}
+
+// One version against the byte-by-byte search: every slot count, every value size, values that
+// sit at the first, a middle, the last possible or no slot, and near misses: only the bytes past
+// the value's size match, or all but its last byte.
+void checkFindValue(FindValueFn findValue) {
+  std::mt19937_64 random(7);
+  for (unsigned n = 0; n <= kMaxSlots; ++n) {
+    std::vector<uint64_t> slots(n); // exact size, so a read past it is a sanitizer error
+    for (uint64_t &v : slots)
+      v = random();
+    for (unsigned size = 1; size <= 16; ++size) {
+      const unsigned span = (size + 7) / 8;
+      std::vector<unsigned> places = {0, n / 2, n - std::min(n, span), n};
+      for (const unsigned at : places) {
+        std::vector<uint8_t> value(size);
+        for (unsigned k = 0; k < size; ++k)
+          value[k] = at + span <= n ? static_cast<uint8_t>(slots[at + k / 8] >> (8 * (k % 8)))
+                                    : static_cast<uint8_t>(random());
+        for (const int nearMiss : {0, 1}) {
+          std::vector<uint8_t> probe = value;
+          if (nearMiss)
+            probe.back() ^= 0x80;
+          ASSERT_EQ(findValue(slots.data(), n, SlotValue::of(probe)), firstHolding(slots, probe))
+              << n << " slots, " << size << " bytes at " << at << (nearMiss ? ", near miss" : "");
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+TEST(SlotCompare, PortableFindsValuesLikeBytewiseSearch) { checkFindValue(findValuePortable); }
+
+#if defined(__x86_64__)
+TEST(SlotCompare, Avx512FindsValuesLikeBytewiseSearch) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "this CPU has no AVX-512F";
+  checkFindValue(findValueAvx512);
+}
+#endif
+
+TEST(SlotCompare, ChoosesAValueSearchThisCpuRuns) {
+#if defined(__x86_64__)
+  EXPECT_EQ(findValueForThisCpu(),
+            __builtin_cpu_supports("avx512f") ? findValueAvx512 : findValuePortable);
+#else
+  EXPECT_EQ(findValueForThisCpu(), findValuePortable);
+#endif
+}
