@@ -1,3 +1,4 @@
+#include "codec/ShortBytes.h"
 #include "isa/CapstoneDescribe.h"
 #include "isa/CapstoneGaps.h"
 #include "isa/InstructionInfo.h"
@@ -69,7 +70,7 @@ const InstructionInfo *InstructionDecoder::lookup(std::span<const uint8_t> bytes
   static_assert(std::has_single_bit(kCacheEntries));
   CacheEntry &entry = cache_[(pc ^ (pc >> 12)) & (kCacheEntries - 1)];
   if (entry.info && entry.info->address == pc && bytes.size() >= entry.info->length &&
-      std::equal(bytes.begin(), bytes.begin() + entry.info->length, entry.bytes.begin()))
+      sameShort(bytes.data(), entry.bytes.data(), entry.info->length))
     return &*entry.info;
   std::optional<InstructionInfo> info = decodeUncached(bytes, pc);
   if (!info)
