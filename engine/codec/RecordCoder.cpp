@@ -401,6 +401,12 @@ RecordDecoder::RecordDecoder(const StreamHeader &header, MemoryOperandModel *mod
 }
 
 void RecordDecoder::keepAccesses() {
+  // Most often there are none kept yet (a record with memory took them), and swapping the
+  // vectors keeps them all without moving one.
+  if (spare_.empty()) {
+    std::swap(record_.memory, spare_);
+    return;
+  }
   std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
   record_.memory.clear();
 }
