@@ -113,14 +113,22 @@ void CoderState::beginBlock() {
   }
 }
 
-void CoderState::predictMemory(std::span<const uint8_t> instruction, uint64_t pcBefore) {
+void CoderState::beginMemoryRecord(std::span<const uint8_t> instruction, uint64_t pcBefore,
+                                   const SlotMask &changing) {
   if (!model_ || !model_->predict(instruction, pcBefore,
                                   std::span<const uint64_t>(state_.data(), slots_), predicted_))
     predicted_.clear();
+  keepBefore(changing);
 }
 
-uint64_t CoderState::previous(unsigned slot, const SlotMask &changed) const {
-  return changed.test(slot) ? before_[slot] : state_[slot];
+void CoderState::keepBefore(const SlotMask &changing) {
+  kept_ = changing;
+  kept_.set(pc_);
+  kept_.forEach([&](unsigned slot) { before_[slot] = state_[slot]; });
+}
+
+uint64_t CoderState::previous(unsigned slot) const {
+  return kept_.test(slot) ? before_[slot] : state_[slot];
 }
 
 // --- encoder ---
@@ -193,7 +201,7 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   out = std::copy(record.instruction.begin(), record.instruction.end(), out);
   out = writeVarint(record.memory.size(), out);
   for (const MemoryAccess &access : record.memory)
-    out = encodeEscape(access, {}, out);
+    out = encodeEscape(access, true, out);
   return out;
 }
 
@@ -235,7 +243,7 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   changed.words[0] &= ~(uint64_t{1} << pc_);
 
   if (withMemory)
-    predictMemory(instruction, pcBefore);
+    beginMemoryRecord(instruction, pcBefore, changed);
 
   uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
@@ -275,7 +283,6 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
         if (k < kPredictedDeltas)
           entry.deltas[k] = value - state_[slot];
       }
-      before_[slot] = state_[slot];
       state_[slot] = value;
       ++k;
     });
@@ -303,27 +310,22 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
       const uint64_t value = valueOf(slot);
       putValue(slot, value, state_[slot] + predict.deltaOf(slot));
       changes.addDelta(value - state_[slot]);
-      before_[slot] = state_[slot];
       state_[slot] = value;
     });
   }
   *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
                                (sendInstruction ? kInstructionFollows : 0) |
                                (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
-  before_[pc_] = pcBefore;
   state_[pc_] = pc;
 
-  if (withMemory) {
-    changed.set(pc_);
-    out = encodeMemory(record, changed, out);
-  }
+  if (withMemory)
+    out = encodeMemory(record, out);
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, const SlotMask &changed,
-                                     uint8_t *out) {
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint8_t *out) {
   const MemorySlots &slots = predicted_;
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
@@ -341,34 +343,32 @@ uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, const SlotMask &
   for (size_t i = 0; i < matched; ++i) {
     const MemoryAccess &a = record.memory[i];
     if (a.read)
-      out = encodeValue(a.readValue, changed, out);
+      out = encodeValue(a.readValue, false, out);
     if (a.write)
-      out = encodeValue(a.writtenValue, changed, out);
+      out = encodeValue(a.writtenValue, false, out);
   }
   if (escapes) {
     out = writeVarint(escapes, out);
     for (size_t i = matched; i < record.memory.size(); ++i)
-      out = encodeEscape(record.memory[i], changed, out);
+      out = encodeEscape(record.memory[i], false, out);
   }
   return out;
 }
 
-uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, const SlotMask &changed,
-                                     uint8_t *out) {
+uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out) {
   out = writeVarint(zigzag(static_cast<int64_t>(access.address - lastEscape_)), out);
   lastEscape_ = access.address;
   out = writeVarint(access.size, out);
   *out++ =
       static_cast<uint8_t>((access.read ? kAccessRead : 0) | (access.write ? kAccessWrite : 0));
   if (access.read)
-    out = encodeValue(access.readValue, changed, out);
+    out = encodeValue(access.readValue, keyframe, out);
   if (access.write)
-    out = encodeValue(access.writtenValue, changed, out);
+    out = encodeValue(access.writtenValue, keyframe, out);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, const SlotMask &changed,
-                                    uint8_t *out) {
+uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out) {
   if (value.size() <= kMaxSourceBytes) {
     const SlotValue v = SlotValue::of(value);
     if (const unsigned slot = findValue_(state_.data(), slots_, v); slot < slots_)
@@ -376,13 +376,14 @@ uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, const SlotMa
     // Where the value is not among this record's slots, it can only be among prev's in a run of
     // slots that changed: elsewhere prev's slots are this record's. A value loaded for
     // arithmetic is in neither, and was searched for twice over all slots.
-    SlotMask starts = changed;
+    // (A keyframe has no prev.)
+    SlotMask starts = keyframe ? SlotMask{} : kept_;
     if (v.span == 2)
-      starts = starts | shiftedDown(changed, 1);
+      starts = starts | shiftedDown(starts, 1);
     std::optional<unsigned> found;
     starts.forEach([&](unsigned r) {
       if (!found && r + v.span <= slots_ &&
-          v.heldBy(previous(r, changed), v.span == 2 ? previous(r + 1, changed) : 0))
+          v.heldBy(previous(r), v.span == 2 ? previous(r + 1) : 0))
         found = r;
     });
     if (found)
@@ -454,7 +455,7 @@ const char *RecordDecoder::decodeKeyframe(std::span<const uint8_t> &in) {
     return "bad instruction bytes in keyframe";
   if (!getVarint(in, count) || count > kMaxAccesses)
     return "bad memory accesses in keyframe";
-  return decodeEscapes(in, nullptr, count);
+  return decodeEscapes(in, true, count);
 }
 
 // Flattened like encodeDelta.
@@ -512,8 +513,10 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     break;
   }
   }
+  // An explicit record's slots are known once its bitmap is read: it keeps them there.
   if (head & kMemoryFollows)
-    predictMemory(record_.instruction, pcBefore);
+    beginMemoryRecord(record_.instruction, pcBefore,
+                      regCode == kRegsExplicit ? SlotMask{} : predict.changed());
 
   Changes &changes = changes_;
   changes.clear();
@@ -572,6 +575,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     if (changed.test(pc_))
       return "pc in the register bitmap";
     changes.slots = changed;
+    if (head & kMemoryFollows)
+      keepBefore(changed);
     changed.forEach([&](unsigned slot) {
       uint64_t value = state_[slot] + predict.deltaOf(slot);
       getValue(slot, value);
@@ -588,13 +593,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   setSlot(pc_, pc);
 
   if (head & kMemoryFollows) {
-    // The slots whose values before this record are in before_ (see setSlot).
-    SlotMask changed = regCode == kRegsExplicit ? changes.slots
-                       : regCode == kRegsNone   ? SlotMask{}
-                                                : expected;
-    changed.set(pc_);
     const char *problem = nullptr;
-    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest, changed)); });
+    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest)); });
     if (problem)
       return problem;
   }
@@ -604,7 +604,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   return nullptr;
 }
 
-const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, const SlotMask &changed) {
+const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in) {
   uint64_t head = 0;
   if (!getVarint(in, head))
     return "truncated memory section";
@@ -625,8 +625,8 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, const Slot
       a.size = s.size;
       a.read = s.read;
       a.write = s.write;
-      if ((a.read && !decodeValue(in, a.size, &changed, a.readValue)) ||
-          (a.write && !decodeValue(in, a.size, &changed, a.writtenValue)))
+      if ((a.read && !decodeValue(in, a.size, false, a.readValue)) ||
+          (a.write && !decodeValue(in, a.size, false, a.writtenValue)))
         return "bad memory value";
     }
   }
@@ -634,12 +634,12 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, const Slot
     uint64_t count = 0;
     if (!getVarint(in, count) || count == 0 || count > kMaxAccesses - record_.memory.size())
       return "bad escape count";
-    return decodeEscapes(in, &changed, count);
+    return decodeEscapes(in, false, count);
   }
   return nullptr;
 }
 
-const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, const SlotMask *changed,
+const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyframe,
                                          uint64_t count) {
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t delta = 0, size = 0;
@@ -656,15 +656,15 @@ const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, const Slo
     a.size = static_cast<uint32_t>(size);
     a.read = flags & kAccessRead;
     a.write = flags & kAccessWrite;
-    if ((a.read && !decodeValue(in, a.size, changed, a.readValue)) ||
-        (a.write && !decodeValue(in, a.size, changed, a.writtenValue)))
+    if ((a.read && !decodeValue(in, a.size, keyframe, a.readValue)) ||
+        (a.write && !decodeValue(in, a.size, keyframe, a.writtenValue)))
       return "bad memory value";
   }
   return nullptr;
 }
 
-bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size,
-                                const SlotMask *changed, std::vector<uint8_t> &value) const {
+bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
+                                std::vector<uint8_t> &value) const {
   uint64_t code = 0;
   if (!getVarint(in, code))
     return false;
@@ -674,7 +674,7 @@ bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size,
   const bool fromPrevious = slot >= slots_;
   if (fromPrevious) {
     slot -= slots_;
-    if (!changed || slot >= slots_)
+    if (keyframe || slot >= slots_)
       return false;
   }
   if (size > kMaxSourceBytes || slot + slotsSpanned(size) > slots_)
@@ -683,7 +683,7 @@ bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size,
   std::array<uint64_t, 2> words{};
   for (unsigned k = 0; k < slotsSpanned(size); ++k) {
     const unsigned s = static_cast<unsigned>(slot) + k;
-    words[k] = fromPrevious ? previous(s, *changed) : state_[s];
+    words[k] = fromPrevious ? previous(s) : state_[s];
   }
   value.resize(size);
   std::memcpy(value.data(), words.data(), size);

@@ -85,13 +85,20 @@ protected:
   // time.
   void remember(History &entry, bool inPlace, uint64_t pcBefore, uint64_t nextPc,
                 std::span<const uint8_t> instruction, bool instructionKnown);
-  // The model's slots for the record's instruction into predicted_ (none when it cannot predict
-  // them). Computed from the registers before it: call it before the record's registers are
-  // applied to state_.
-  void predictMemory(std::span<const uint8_t> instruction, uint64_t pcBefore);
-  // prev's `slot` once the record's registers are applied to state_: before_ keeps the old values
-  // of the slots a record changes, so that records with memory need not copy the whole state.
-  uint64_t previous(unsigned slot, const SlotMask &changed) const;
+  // For a record with memory, before its registers are applied to state_: asks the model for
+  // its instruction's slots (into predicted_; none when it cannot predict them), which it computes
+  // from the registers before the instruction, and keeps the values of the slots that change
+  // (`changing`, and the pc) aside in before_ for previous(). Copying the whole state aside had
+  // cost records with memory more time than the rest of their coding; storing each changed
+  // slot's old value in every record, records without memory 2-3 %. Out of line: inlined, it
+  // made the flattened coders' other records slower.
+  [[gnu::noinline]] void beginMemoryRecord(std::span<const uint8_t> instruction, uint64_t pcBefore,
+                                           const SlotMask &changing);
+  // The part of beginMemoryRecord that keeps the changing slots' values (for a decoder that knows
+  // them only later).
+  [[gnu::noinline]] void keepBefore(const SlotMask &changing);
+  // prev's `slot` once the record's registers are applied to state_.
+  uint64_t previous(unsigned slot) const;
 
   StreamHeader header_;
   bool sampled_; // header_.coding is RecordCoding::Sampled
@@ -99,19 +106,20 @@ protected:
   unsigned mainCount_;
   unsigned pc_;
   MemoryOperandModel *model_;
-  // The first slots_ entries: the last record's slots, and the values they had before it where
-  // it changed them (see previous()). Arrays, not vectors: a byte written through a pointer may
+  // The first slots_ entries: the last record's slots, and (where kept_ says) the values they had
+  // before the last record with memory. Arrays, not vectors: a byte written through a pointer may
   // alias a vector's pointers, which the compiler would then reload. (Sampled coding keeps the
   // slots past mainCount zero.)
   static_assert(kMaxSlots >= kSampleStateSlots);
   std::array<uint64_t, kMaxSlots> state_{};
   std::array<uint64_t, kMaxSlots> before_{};
+  SlotMask kept_;
   bool inBlock_ = false; // a keyframe has been made in the current block
   uint64_t lastEscape_ = 0;
   std::vector<History> history_;
   uint32_t generation_ = 1;
   Changes changes_;       // the current record's, for remember()
-  MemorySlots predicted_; // predictMemory()'s answer
+  MemorySlots predicted_; // beginMemoryRecord()'s answer
 };
 
 class RecordEncoder : public CoderState {
@@ -160,12 +168,11 @@ private:
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
   // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
-  // calls had cost every record stack room and spills. `changed`: the slots (pc included) in
-  // which the record differs from prev; none in a keyframe, which has no prev.
-  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, const SlotMask &changed,
-                                          uint8_t *out);
-  uint8_t *encodeEscape(const MemoryAccess &access, const SlotMask &changed, uint8_t *out);
-  uint8_t *encodeValue(std::span<const uint8_t> value, const SlotMask &changed, uint8_t *out);
+  // calls had cost every record stack room and spills. (A keyframe has no prev to take values
+  // from.)
+  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint8_t *out);
+  uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
+  uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
 
   // Looked up once, not per record.
   ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu();
@@ -211,13 +218,13 @@ private:
   }
   const char *decodeKeyframe(std::span<const uint8_t> &in);
   const char *decodeDelta(std::span<const uint8_t> &in);
-  // `changed`: the slots (pc included) the record changed; null in a keyframe, which has no prev.
-  const char *decodeMemory(std::span<const uint8_t> &in, const SlotMask &changed);
-  const char *decodeEscapes(std::span<const uint8_t> &in, const SlotMask *changed, uint64_t count);
-  bool decodeValue(std::span<const uint8_t> &in, uint32_t size, const SlotMask *changed,
+  // Out of line like encodeMemory: inlined, it doubled decodeDelta's code and cost records
+  // without memory 3 % more instructions.
+  [[gnu::noinline]] const char *decodeMemory(std::span<const uint8_t> &in);
+  const char *decodeEscapes(std::span<const uint8_t> &in, bool keyframe, uint64_t count);
+  bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
                    std::vector<uint8_t> &value) const;
   void setSlot(unsigned slot, uint64_t value) {
-    before_[slot] = state_[slot];
     state_[slot] = value;
     if (slot < mainCount_) [[likely]]
       record_.regs[slot] = value;
