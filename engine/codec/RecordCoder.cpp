@@ -122,9 +122,11 @@ void CoderState::beginMemoryRecord(std::span<const uint8_t> instruction, uint64_
 }
 
 void CoderState::keepBefore(const SlotMask &changing) {
-  kept_ = changing;
-  kept_.set(pc_);
-  kept_.forEach([&](unsigned slot) { before_[slot] = state_[slot]; });
+  // In registers (the pc is a main slot, so in the first word): set() through memory, read back
+  // right away, had stalled on the store.
+  const SlotMask kept{{changing.words[0] | uint64_t{1} << pc_, changing.words[1]}};
+  kept.forEach([&](unsigned slot) { before_[slot] = state_[slot]; });
+  kept_ = kept;
 }
 
 uint64_t CoderState::previous(unsigned slot) const {
