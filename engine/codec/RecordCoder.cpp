@@ -515,10 +515,9 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     break;
   }
   }
-  // An explicit record's slots are known once its bitmap is read: it keeps them there.
+  // (An explicit record's slots are known once its bitmap is read: it keeps them there.)
   if (head & kMemoryFollows)
-    beginMemoryRecord(record_.instruction, pcBefore,
-                      regCode == kRegsExplicit ? SlotMask{} : predict.changed());
+    beginMemoryRecord(record_.instruction, pcBefore, predict.changed());
 
   Changes &changes = changes_;
   changes.clear();
