@@ -10,7 +10,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 // encodeDelta and decodeDelta are built twice, for the baseline x86-64 and for x86-64-v3 (POPCNT,
 // LZCNT, BMI2, AVX2), and the loader picks the one the CPU runs: the baseline counts bits in

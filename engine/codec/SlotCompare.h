@@ -5,7 +5,7 @@
 //   instructions), eight slots per AVX-512 compare, four per AVX2, two per SSE2.
 // - Which slot holds a memory value: asked of every value of a record with memory, and most
 //   loaded values are in no slot (an operand of arithmetic), so the scan runs to the end: slot by
-//   slot it had taken about as long as the rest of such a record's encoding.
+//   slot it had been a third of such a record's encoding.
 #pragma once
 
 #include "codec/DiffFormat.h"
