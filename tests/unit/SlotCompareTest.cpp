@@ -112,9 +112,9 @@ unsigned firstHolding(const std::vector<uint64_t> &slots, const std::vector<uint
   return static_cast<unsigned>(slots.size());
 }
 
-// One version against the byte-by-byte search: every slot count, every value size, values that
-// sit at the first, a middle, the last possible or no slot, and near misses: only the bytes past
-// the value's size match, or all but its last byte.
+// One version against the byte-by-byte search: every slot count, every value size (a value
+// shorter than a slot must match whatever the slot's other bytes hold), values that sit at the
+// first, a middle, the last possible or no slot, and near misses (all but the last byte match).
 void checkFindValue(FindValueFn findValue) {
   std::mt19937_64 random(7);
   for (unsigned n = 0; n <= kMaxSlots; ++n) {
