@@ -28,14 +28,6 @@ namespace {
 
 constexpr unsigned kMaxSourceBytes = 16;
 
-// Memory values are copied out of slot words with memcpy, which reads them as little-endian
-// words only on a little-endian host: x86-64 and AArch64 Linux, where strobe runs.
-static_assert(std::endian::native == std::endian::little,
-              "memory values need byte swaps on a big-endian host");
-
-// How many slots a memory value of `size` bytes spans.
-unsigned slotsSpanned(size_t size) { return static_cast<unsigned>((size + 7) / 8); }
-
 // The members at or above `by` (< 64), each moved down by `by`.
 SlotMask shiftedDown(const SlotMask &mask, unsigned by) {
   SlotMask out;
@@ -679,7 +671,7 @@ bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, boo
   }
   if (size > kMaxSourceBytes || slot + slotsSpanned(size) > slots_)
     return false;
-  // The value's slots, as words: this record's, or prev's.
+  // The value's slots, as words: this record's, or prev's (copied out as SlotValue lays them).
   std::array<uint64_t, 2> words{};
   for (unsigned k = 0; k < slotsSpanned(size); ++k) {
     const unsigned s = static_cast<unsigned>(slot) + k;

@@ -270,17 +270,14 @@ changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *pr
 #endif
 
 SlotValue SlotValue::of(std::span<const uint8_t> bytes) {
-  // memcpy reads the bytes as little-endian words only on a little-endian host: x86-64 and
-  // AArch64 Linux, where strobe runs.
-  static_assert(std::endian::native == std::endian::little);
   SlotValue v;
   const size_t n = bytes.size();
-  if (n > 8) {
+  v.span = slotsSpanned(n);
+  if (v.span == 2) {
     std::memcpy(&v.low, bytes.data(), 8);
     v.lowMask = ~uint64_t{0};
     std::memcpy(&v.high, bytes.data() + 8, n - 8);
     v.highMask = n == 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
-    v.span = 2;
   } else {
     std::memcpy(&v.low, bytes.data(), n);
     v.lowMask = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
@@ -318,7 +315,7 @@ startsIn8(const uint64_t *slots, unsigned r, __mmask8 live, const __m512i &low,
 }
 
 // The lowest `count` bits, count <= 8 or beyond (all eight).
-[[gnu::target("avx512f")]] inline __mmask8 liveBits(unsigned count) {
+constexpr __mmask8 liveBits(unsigned count) {
   return count >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << count) - 1);
 }
 

@@ -10,6 +10,8 @@
 
 #include "codec/DiffFormat.h"
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -38,8 +40,15 @@ SlotMask changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uin
 // The fastest version this CPU runs.
 ChangedSlotsFn changedSlotsForThisCpu();
 
+// How many slots a memory value of `bytes` (1..16) spans.
+constexpr unsigned slotsSpanned(size_t bytes) { return static_cast<unsigned>((bytes + 7) / 8); }
+
 // A value of 1..16 bytes as it would sit in one or two slots, little-endian: the bytes of slot r
 // under lowMask equal low, and for a span of 2 those of slot r + 1 under highMask equal high.
+// (Values are packed into and copied out of slot words with memcpy, which reads them as
+// little-endian words only on a little-endian host: x86-64 and AArch64 Linux, where strobe runs.)
+static_assert(std::endian::native == std::endian::little,
+              "memory values need byte swaps on a big-endian host");
 struct SlotValue {
   uint64_t low = 0, high = 0, lowMask = 0, highMask = 0;
   unsigned span = 1; // 1 or 2
