@@ -175,7 +175,7 @@ private:
   uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
 
   // Looked up once, not per record.
-  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu();
+  ChangedSlotsFn changedSlots_ = changedSlotsForThisCpu(mainCount_, slots_ - mainCount_);
   FindValueFn findValue_ = findValueForThisCpu();
   SampleEncodeFn encodeSample_ = sampleCoderForThisCpu().encode;
 };

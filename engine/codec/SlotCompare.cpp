@@ -79,10 +79,10 @@ struct PortableOps {
 };
 
 #if defined(__x86_64__)
-// Groups of eight slots (sixteen for equality), the last group ending at n: it overlaps the one
-// before it when n is not a multiple, which changes no result and reads nothing past n. The groups
-// before it are unrolled behind one jump on their count (the layout's, so always predicted): a
-// loop over them had cost as many instructions again as the compares. Ops::differing8(a, b): bits
+// AVX2's: groups of eight slots (sixteen for equality), the last group ending at n: it overlaps the
+// one before it when n is not a multiple, which changes no result and reads nothing past n. The
+// groups before it are unrolled behind one jump on their count (the layout's, so always predicted):
+// a loop over them had cost as many instructions again as the compares. Ops::differing8(a, b): bits
 // 0-7 set where a[k] != b[k]; Ops::setXor16(diff, a, b): diff nonzero where any of 16 slots
 // differ, Ops::addXor16 the same merged into diff; Ops::none(diff): all were equal. (Vectors go
 // by reference: only functions compiled for the vector extension may pass them by value.)
@@ -197,8 +197,10 @@ struct Avx2Ops {
   }
 };
 
-// Eight slots per compare, which yields the bits of the differing slots as they are; masked loads
-// take the groups shorter than eight without reading past n.
+// Eight slots per compare, which yields the bits of the differing slots as they are; a masked
+// load takes a group shorter than eight without reading past n. Plain loops, which unroll
+// completely where n is a constant (the layouts' versions below), leaving no jump on the counts:
+// faster than the overlapping groups AVX2 uses (see changedSlotsForThisCpu).
 struct Avx512Ops {
   using Vector = __m512i;
   [[gnu::target("avx512f")]] static __m512i load(const uint64_t *p) {
@@ -213,36 +215,48 @@ struct Avx512Ops {
   [[gnu::target("avx512f")]] static __m512i xor8(const uint64_t *a, const uint64_t *b) {
     return _mm512_xor_si512(load(a), load(b));
   }
-  [[gnu::target("avx512f")]] static __m512i xor16(const uint64_t *a, const uint64_t *b) {
-    return either(xor8(a, b), xor8(a + 8, b + 8));
-  }
-  [[gnu::target("avx512f")]] static void setXor16(Vector &diff, const uint64_t *a,
-                                                  const uint64_t *b) {
-    diff = xor16(a, b);
-  }
-  [[gnu::target("avx512f")]] static void addXor16(Vector &diff, const uint64_t *a,
-                                                  const uint64_t *b) {
-    diff = either(diff, xor16(a, b));
-  }
   [[gnu::target("avx512f")]] static bool none(const Vector &diff) {
     return _mm512_test_epi64_mask(diff, diff) == 0;
   }
 
+  // Whole groups of eight, then the rest under a mask.
   [[gnu::target("avx512f")]] static uint64_t differing(const uint64_t *a, const uint64_t *b,
                                                        unsigned n) {
-    if (n >= 8)
-      return differingInEights<Avx512Ops>(a, b, n);
-    const __mmask8 live = static_cast<__mmask8>((1u << n) - 1);
-    return _mm512_mask_cmpneq_epu64_mask(live, _mm512_maskz_loadu_epi64(live, a),
-                                         _mm512_maskz_loadu_epi64(live, b));
+    uint64_t bits = 0;
+    unsigned i = 0;
+#pragma GCC unroll 8
+    for (; i + 8 <= n; i += 8)
+      bits |= differing8(a + i, b + i) << i;
+    if (i < n) {
+      const __mmask8 live = static_cast<__mmask8>((1u << (n - i)) - 1);
+      bits |= uint64_t{_mm512_mask_cmpneq_epu64_mask(live, _mm512_maskz_loadu_epi64(live, a + i),
+                                                     _mm512_maskz_loadu_epi64(live, b + i))}
+              << i;
+    }
+    return bits;
   }
 
+  // a | (b ^ c) in one instruction.
+  [[gnu::target("avx512f")]] static __m512i orXor(__m512i a, __m512i b, __m512i c) {
+    return _mm512_ternarylogic_epi64(a, b, c, 0xf6);
+  }
+  // Two accumulators of differences, so that the ORs of one group need not wait for the other's;
+  // the last group ends at n, overlapping the one before it.
   [[gnu::target("avx512f")]] static bool same(const uint64_t *a, const uint64_t *b, unsigned n) {
-    if (n >= 16)
-      return sameInSixteens<Avx512Ops>(a, b, n);
-    if (n < 8)
-      return differing(a, b, n) == 0;
-    return none(either(xor8(a, b), xor8(a + n - 8, b + n - 8)));
+    if (n < 16)
+      return n < 8 ? differing(a, b, n) == 0 : none(either(xor8(a, b), xor8(a + n - 8, b + n - 8)));
+    __m512i even = xor8(a, b), odd = xor8(a + 8, b + 8);
+    unsigned i = 16;
+#pragma GCC unroll 8
+    for (; i + 16 <= n; i += 16) {
+      even = orXor(even, load(a + i), load(b + i));
+      odd = orXor(odd, load(a + i + 8), load(b + i + 8));
+    }
+    if (i + 8 < n)
+      even = orXor(even, load(a + i), load(b + i));
+    if (i < n)
+      odd = orXor(odd, load(a + n - 8), load(b + n - 8));
+    return none(either(even, odd));
   }
 };
 #endif
@@ -267,6 +281,32 @@ changedSlotsAvx512(const uint64_t *regs, const uint64_t *ext, const uint64_t *pr
                    unsigned mainCount, unsigned extCount, bool extExpected) {
   return changedSlotsWith<Avx512Ops>(regs, ext, previous, mainCount, extCount, extExpected);
 }
+
+namespace {
+
+// changedSlotsAvx512 for one layout, its counts built in (the ones passed are ignored): its loops
+// unroll, with no jumps on the counts.
+template <unsigned Main, unsigned Ext>
+[[gnu::target("avx512f"), gnu::flatten]] SlotMask
+changedSlotsAvx512For(const uint64_t *regs, const uint64_t *ext, const uint64_t *previous, unsigned,
+                      unsigned, bool extExpected) {
+  return changedSlotsWith<Avx512Ops>(regs, ext, previous, Main, Ext, extExpected);
+}
+
+struct LayoutVersion {
+  unsigned mainCount, extCount;
+  ChangedSlotsFn changedSlots;
+};
+
+// The layouts of step traces (layoutFor): x86-64 and AArch64, with their extended state or not.
+constexpr LayoutVersion kAvx512Layouts[] = {
+    {21, 90, changedSlotsAvx512For<21, 90>},
+    {21, 0, changedSlotsAvx512For<21, 0>},
+    {34, 67, changedSlotsAvx512For<34, 67>},
+    {34, 0, changedSlotsAvx512For<34, 0>},
+};
+
+} // namespace
 #endif
 
 SlotValue SlotValue::of(std::span<const uint8_t> bytes) {
@@ -355,10 +395,14 @@ FindValueFn findValueForThisCpu() {
   return findValuePortable;
 }
 
-ChangedSlotsFn changedSlotsForThisCpu() {
+ChangedSlotsFn changedSlotsForThisCpu(unsigned mainCount, unsigned extCount) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f"))
+  if (__builtin_cpu_supports("avx512f")) {
+    for (const LayoutVersion &v : kAvx512Layouts)
+      if (v.mainCount == mainCount && v.extCount == extCount)
+        return v.changedSlots;
     return changedSlotsAvx512;
+  }
   if (__builtin_cpu_supports("avx2"))
     return changedSlotsAvx2;
 #endif

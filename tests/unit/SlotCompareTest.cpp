@@ -21,51 +21,61 @@ SlotMask expectedChanges(const std::vector<uint64_t> &regs, const std::vector<ui
   return mask;
 }
 
-// One version against slot-by-slot comparison: every layout the format allows, slots that differ
-// rarely, often, in one half of a 64-bit value only, or one at a time.
-void checkAgainstScalar(ChangedSlotsFn changedSlots, bool extExpected) {
-  std::mt19937_64 random(42);
-  for (unsigned mainCount = 1; mainCount < 64; ++mainCount) {
-    for (unsigned extCount = 0; mainCount + extCount <= kMaxSlots; ++extCount) {
-      // Exact sizes, so a read past either array is a sanitizer error.
-      std::vector<uint64_t> previous(mainCount + extCount), regs(mainCount), ext(extCount);
-      for (uint64_t &v : previous)
-        v = random();
-      for (const unsigned percent : {0u, 3u, 50u}) {
-        for (unsigned s = 0; s < mainCount + extCount; ++s) {
-          uint64_t v = previous[s];
-          if (random() % 100 < percent)
-            v ^= random() % 2 ? uint64_t{1} << (random() % 64) : random() | 1;
-          (s < mainCount ? regs[s] : ext[s - mainCount]) = v;
-        }
-        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount,
-                               extExpected),
-                  expectedChanges(regs, ext, previous))
-            << mainCount << " main, " << extCount << " ext, " << percent << "% changed"
-            << (extExpected ? ", ext expected to change" : "");
-      }
-      if (extCount % 7 != 0 && mainCount % 7 != 0)
-        continue;
-      for (unsigned s = 0; s < mainCount + extCount; ++s) {
-        std::copy(previous.begin(), previous.begin() + mainCount, regs.begin());
-        std::copy(previous.begin() + mainCount, previous.end(), ext.begin());
-        (s < mainCount ? regs[s] : ext[s - mainCount]) ^= uint64_t{1} << 63;
-        SlotMask one;
-        one.set(s);
-        ASSERT_EQ(changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount,
-                               extExpected),
-                  one)
-            << mainCount << " main, " << extCount << " ext, slot " << s
-            << (extExpected ? ", ext expected to change" : "");
-      }
+// One version against slot-by-slot comparison on one layout: slots that differ rarely, often, in
+// one half of a 64-bit value only, or (`oneByOne`) one at a time.
+void checkLayout(ChangedSlotsFn changedSlots, unsigned mainCount, unsigned extCount,
+                 bool extExpected, bool oneByOne, std::mt19937_64 &random) {
+  // Exact sizes, so a read past either array is a sanitizer error.
+  std::vector<uint64_t> previous(mainCount + extCount), regs(mainCount), ext(extCount);
+  for (uint64_t &v : previous)
+    v = random();
+  for (const unsigned percent : {0u, 3u, 50u}) {
+    for (unsigned s = 0; s < mainCount + extCount; ++s) {
+      uint64_t v = previous[s];
+      if (random() % 100 < percent)
+        v ^= random() % 2 ? uint64_t{1} << (random() % 64) : random() | 1;
+      (s < mainCount ? regs[s] : ext[s - mainCount]) = v;
     }
+    ASSERT_EQ(
+        changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount, extExpected),
+        expectedChanges(regs, ext, previous))
+        << mainCount << " main, " << extCount << " ext, " << percent << "% changed"
+        << (extExpected ? ", ext expected to change" : "");
+  }
+  if (!oneByOne)
+    return;
+  for (unsigned s = 0; s < mainCount + extCount; ++s) {
+    std::copy(previous.begin(), previous.begin() + mainCount, regs.begin());
+    std::copy(previous.begin() + mainCount, previous.end(), ext.begin());
+    (s < mainCount ? regs[s] : ext[s - mainCount]) ^= uint64_t{1} << 63;
+    SlotMask one;
+    one.set(s);
+    ASSERT_EQ(
+        changedSlots(regs.data(), ext.data(), previous.data(), mainCount, extCount, extExpected),
+        one)
+        << mainCount << " main, " << extCount << " ext, slot " << s
+        << (extExpected ? ", ext expected to change" : "");
   }
 }
 
-// With extended slots expected to change or not, rightly or wrongly.
+// One version on every layout the format allows, with extended slots expected to change or not,
+// rightly or wrongly.
 void checkAgainstScalar(ChangedSlotsFn changedSlots) {
+  std::mt19937_64 random(42);
   for (const bool extExpected : {false, true})
-    checkAgainstScalar(changedSlots, extExpected);
+    for (unsigned mainCount = 1; mainCount < 64; ++mainCount)
+      for (unsigned extCount = 0; mainCount + extCount <= kMaxSlots; ++extCount)
+        checkLayout(changedSlots, mainCount, extCount, extExpected,
+                    extCount % 7 == 0 || mainCount % 7 == 0, random);
+}
+
+// The layouts of step traces: x86-64 and AArch64, with their extended state and without.
+std::vector<StreamLayout> traceLayouts() {
+  std::vector<StreamLayout> layouts;
+  for (const Isa isa : {Isa::X86_64, Isa::AArch64})
+    for (const bool withExt : {true, false})
+      layouts.push_back(layoutFor(isa, withExt));
+  return layouts;
 }
 
 } // namespace
@@ -87,7 +97,7 @@ TEST(SlotCompare, Avx512MatchesScalar) {
 #endif
 
 TEST(SlotCompare, ChoosesAVersionThisCpuRuns) {
-  const ChangedSlotsFn chosen = changedSlotsForThisCpu();
+  const ChangedSlotsFn chosen = changedSlotsForThisCpu(5, 7);
 #if defined(__x86_64__)
   EXPECT_EQ(chosen, __builtin_cpu_supports("avx512f") ? changedSlotsAvx512
                     : __builtin_cpu_supports("avx2")  ? changedSlotsAvx2
@@ -95,6 +105,23 @@ TEST(SlotCompare, ChoosesAVersionThisCpuRuns) {
 #else
   EXPECT_EQ(chosen, changedSlotsPortable);
 #endif
+}
+
+// Each trace layout's version: its own where the CPU has AVX-512 (were a register table to change
+// its counts, the layout would fall back to the version for any count), and exact.
+TEST(SlotCompare, TraceLayoutsVersionsMatchScalar) {
+  std::mt19937_64 random(7);
+  for (const StreamLayout &layout : traceLayouts()) {
+    const ChangedSlotsFn chosen = changedSlotsForThisCpu(layout.mainCount, layout.extSlots);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+      EXPECT_NE(chosen, changedSlotsAvx512) << layout.mainCount << " main, " << layout.extSlots;
+    }
+#endif
+    for (const bool extExpected : {false, true})
+      for (int round = 0; round < 20; ++round)
+        checkLayout(chosen, layout.mainCount, layout.extSlots, extExpected, round == 0, random);
+  }
 }
 
 namespace {
