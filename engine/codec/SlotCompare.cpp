@@ -197,6 +197,11 @@ struct Avx2Ops {
   }
 };
 
+// The lowest `count` bits, count <= 8 or beyond (all eight).
+constexpr __mmask8 liveBits(unsigned count) {
+  return count >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << count) - 1);
+}
+
 // Eight slots per compare, which yields the bits of the differing slots as they are; a masked
 // load takes a group shorter than eight without reading past n. Plain loops, which unroll
 // completely where n is a constant (the layouts' versions below), leaving no jump on the counts:
@@ -228,7 +233,7 @@ struct Avx512Ops {
     for (; i + 8 <= n; i += 8)
       bits |= differing8(a + i, b + i) << i;
     if (i < n) {
-      const __mmask8 live = static_cast<__mmask8>((1u << (n - i)) - 1);
+      const __mmask8 live = liveBits(n - i);
       bits |= uint64_t{_mm512_mask_cmpneq_epu64_mask(live, _mm512_maskz_loadu_epi64(live, a + i),
                                                      _mm512_maskz_loadu_epi64(live, b + i))}
               << i;
@@ -352,11 +357,6 @@ startsIn8(const uint64_t *slots, unsigned r, __mmask8 live, const __m512i &low,
     hit = _mm512_mask_cmpeq_epu64_mask(
         hit, _mm512_and_si512(_mm512_maskz_loadu_epi64(live, slots + r + 1), highMask), high);
   return hit;
-}
-
-// The lowest `count` bits, count <= 8 or beyond (all eight).
-constexpr __mmask8 liveBits(unsigned count) {
-  return count >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << count) - 1);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // The encoder's two scans over a record's slots, each with versions for the vector extensions of
 // x86-64 beside a portable one; the encoder picks the ones the CPU runs once.
 // - Which slots differ from the previous record's: asked of every register and extended slot at
-//   every record (117 slots on x86-64; when there were 62, a third of the encoder's
+//   every record (111 slots on x86-64; when there were 62, a third of the encoder's
 //   instructions), eight slots per AVX-512 compare, four per AVX2, two per SSE2.
 // - Which slot holds a memory value: asked of every value of a record with memory, and most
 //   loaded values are in no slot (an operand of arithmetic), so the scan runs to the end: slot by
