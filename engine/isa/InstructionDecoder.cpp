@@ -18,29 +18,28 @@ const unsigned kCountRegister = [] {
 }();
 } // namespace
 
-uint64_t effectiveAddress(const MemoryOperand &op, const InstructionInfo &insn,
-                          std::span<const uint64_t> regs) {
-  auto reg = [&](unsigned i) -> uint64_t { return i < regs.size() ? regs[i] : 0; };
-  uint64_t address = 0;
+AccessFormula formulaOf(const MemoryOperand &op, const InstructionInfo &insn) {
+  // Register tables have a few dozen entries, far below kNoRegister.
+  auto reg = [](std::optional<unsigned> r) {
+    return r ? static_cast<uint8_t>(*r) : AccessFormula::kNoRegister;
+  };
+  AccessFormula f;
+  f.index = reg(op.index);
+  f.indexExtend = op.indexExtend;
+  f.scale = op.scale;
+  f.segment = reg(op.segmentBase);
+  f.address32 = op.address32;
+  f.size = op.size;
+  f.read = op.read;
+  f.write = op.write;
   if (op.pcRelative)
-    address = insn.address + (insn.isa == Isa::X86_64 ? insn.length : 0);
-  else if (op.base)
-    address = reg(*op.base);
-  if (op.index) {
-    uint64_t index = reg(*op.index);
-    if (op.indexExtend == IndexExtend::Uxtw)
-      index = static_cast<uint32_t>(index);
-    else if (op.indexExtend == IndexExtend::Sxtw)
-      index = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(index)));
-    address += index * op.scale;
-  }
+    f.displacement = insn.address + (insn.isa == Isa::X86_64 ? insn.length : 0);
+  else
+    f.base = reg(op.base);
+  // A post-index access uses its base alone; the displacement is only written back.
   if (op.writeback != Writeback::PostIndex)
-    address += static_cast<uint64_t>(op.displacement);
-  if (op.address32)
-    address = static_cast<uint32_t>(address);
-  if (op.segmentBase)
-    address += reg(*op.segmentBase);
-  return address;
+    f.displacement += static_cast<uint64_t>(op.displacement);
+  return f;
 }
 
 InstructionDecoder::InstructionDecoder(Isa isa, RepeatedStrings repeated)
@@ -103,6 +102,18 @@ bool InstructionDecoder::predict(std::span<const uint8_t> bytes, uint64_t pc,
   }
   for (const MemoryOperand &op : info->memory)
     if (!out.add({effectiveAddress(op, *info, regs), op.size, op.read, op.write}))
+      return false;
+  return true;
+}
+
+bool InstructionDecoder::formulas(std::span<const uint8_t> bytes, uint64_t pc,
+                                  AccessFormulas &out) {
+  out.clear();
+  const InstructionInfo *info = lookup(bytes, pc);
+  if (!info || info->unusual)
+    return false;
+  for (const MemoryOperand &op : info->memory)
+    if (!out.add(formulaOf(op, *info)))
       return false;
   return true;
 }

@@ -33,13 +33,6 @@ enum class Writeback : uint8_t {
   PostIndex, // [xn], #imm:  accesses xn, then xn += imm
 };
 
-// How an index register is widened before scaling (AArch64 register offsets: [x1, w2, sxtw #2]).
-enum class IndexExtend : uint8_t {
-  None, // the full 64-bit register
-  Uxtw, // low 32 bits, zero-extended
-  Sxtw, // low 32 bits, sign-extended
-};
-
 // One memory access of an instruction, as an address formula over the pre-execution registers:
 //   address = [segment base] + [base] + extend([index]) * scale + displacement
 // where a pc-relative operand has the pc as its base: the next instruction's address on x86-64
@@ -91,10 +84,16 @@ enum class RepeatedStrings : uint8_t {
   OneIterationPerStep, // slots() returns one iteration's accesses: for single-step traces
 };
 
+// The formula of `op`'s address in the instruction `insn` (its pc and a post-index access's
+// displacement resolved).
+AccessFormula formulaOf(const MemoryOperand &op, const InstructionInfo &insn);
+
 // The address `op` designates for the instruction `insn` when the registers held `regs` just
 // before it ran. `regs` is in registerTable order; a register missing from it reads as zero.
-uint64_t effectiveAddress(const MemoryOperand &op, const InstructionInfo &insn,
-                          std::span<const uint64_t> regs);
+inline uint64_t effectiveAddress(const MemoryOperand &op, const InstructionInfo &insn,
+                                 std::span<const uint64_t> regs) {
+  return formulaOf(op, insn).address(regs);
+}
 
 // Decodes instructions with Capstone. Keeps the last few thousand decoded instructions, keyed by
 // address and checked against their bytes, because traces decode the same loop bodies over and
@@ -118,6 +117,9 @@ public:
   // ldp/stp give one slot covering both registers.
   bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
                MemorySlots &out) override;
+  // MemoryOperandModel: the formulas of predict()'s slots; none for unusual instructions (rep
+  // string instructions included: their accesses depend on the count).
+  bool formulas(std::span<const uint8_t> bytes, uint64_t pc, AccessFormulas &out) override;
 
 private:
   static constexpr size_t kCacheEntries = 4096;

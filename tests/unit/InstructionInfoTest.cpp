@@ -40,6 +40,30 @@ std::vector<uint8_t> words(std::initializer_list<uint32_t> ws) {
   return out;
 }
 
+// model.slots(), the codec's interface; where the model also has formulas for the instruction
+// (the codec evaluates them in loops instead of asking again), they must give the same slots.
+std::optional<std::vector<MemorySlot>> slotsChecked(MemoryOperandModel &model,
+                                                    std::span<const uint8_t> bytes, uint64_t pc,
+                                                    const std::vector<uint64_t> &regs) {
+  std::optional<std::vector<MemorySlot>> slots = model.slots(bytes, pc, regs);
+  AccessFormulas formulas;
+  if (model.formulas(bytes, pc, formulas)) {
+    EXPECT_TRUE(slots.has_value());
+    if (slots && slots->size() == formulas.size())
+      for (size_t k = 0; k < formulas.size(); ++k) {
+        const AccessFormula &f = formulas[k];
+        const MemorySlot &s = (*slots)[k];
+        EXPECT_EQ(f.address(regs), s.address) << "formula " << k;
+        EXPECT_EQ(f.size, s.size) << "formula " << k;
+        EXPECT_EQ(f.read, s.read) << "formula " << k;
+        EXPECT_EQ(f.write, s.write) << "formula " << k;
+      }
+    else
+      ADD_FAILURE() << "formulas for other slots than predicted";
+  }
+  return slots;
+}
+
 MemorySlot slot(uint64_t address, uint32_t size, bool read, bool write) {
   return {address, size, read, write};
 }
@@ -71,8 +95,7 @@ protected:
     std::vector<uint64_t> r = regs(Isa::X86_64, values);
     r[reg(Isa::X86_64, "rsp")] = r[reg(Isa::X86_64, "rsp")] ? r[reg(Isa::X86_64, "rsp")] : kSp;
     // Through the interface the codec uses.
-    MemoryOperandModel &model = decoder;
-    return model.slots(bytes, kPc, r);
+    return slotsChecked(decoder, bytes, kPc, r);
   }
   InstructionInfo decode(std::vector<uint8_t> bytes, uint64_t pc = kPc) {
     std::optional<InstructionInfo> info = decoder.decode(bytes, pc);
@@ -344,8 +367,7 @@ protected:
   std::optional<std::vector<MemorySlot>>
   slots(uint32_t word, std::initializer_list<std::pair<std::string_view, uint64_t>> values = {},
         uint64_t pc = kPc) {
-    MemoryOperandModel &model = decoder;
-    return model.slots(words({word}), pc, regs(Isa::AArch64, values));
+    return slotsChecked(decoder, words({word}), pc, regs(Isa::AArch64, values));
   }
   InstructionInfo decode(uint32_t word, uint64_t pc = kPc) {
     std::optional<InstructionInfo> info = decoder.decode(words({word}), pc);

@@ -160,7 +160,7 @@ std::optional<std::pair<unsigned, unsigned>> gpr(csh handle, unsigned reg) {
 
 struct Tally {
   size_t steps = 0, undecodable = 0, unusual = 0, repeated = 0, slots = 0, fsSlots = 0;
-  size_t loadsChecked = 0, storesChecked = 0;
+  size_t loadsChecked = 0, storesChecked = 0, formulaSlots = 0;
   std::vector<std::string> failures;
 };
 
@@ -210,6 +210,23 @@ public:
     if (info)
       for (const MemoryOperand &op : info->memory)
         tally.fsSlots += op.segmentBase.has_value();
+    // The codec evaluates the formulas instead of asking for the slots again: they must agree.
+    AccessFormulas formulas;
+    if (model_.formulas(code, before.rip, formulas)) {
+      if (!slots || slots->size() != formulas.size())
+        fail(tally, before.rip, "formulas for other slots than predicted");
+      else
+        for (size_t k = 0; k < formulas.size(); ++k) {
+          const AccessFormula &f = formulas[k];
+          const MemorySlot &s = (*slots)[k];
+          ++tally.formulaSlots;
+          if (f.address(regs) != s.address || f.size != s.size || f.read != s.read ||
+              f.write != s.write)
+            fail(tally, before.rip, "a formula gives another slot than predicted");
+        }
+    } else if (info && !info->unusual && info->memory.size() <= kMaxFormulas) {
+      fail(tally, before.rip, "no formulas for a predictable instruction");
+    }
 
     int status = 0;
     if (ptrace(PTRACE_SINGLESTEP, pid_, nullptr, nullptr) != 0 ||
@@ -360,14 +377,15 @@ TEST(MemoryModelStepTest, PredictedAddressesMatchARealProcess) {
 
   for (const std::string &f : tally.failures)
     ADD_FAILURE() << f;
-  std::printf("steps %zu, slots %zu (fs: %zu), loads checked %zu, stores checked %zu, rep "
-              "iterations %zu, other unusual %zu, undecodable %zu\n",
-              tally.steps, tally.slots, tally.fsSlots, tally.loadsChecked, tally.storesChecked,
-              tally.repeated, tally.unusual, tally.undecodable);
+  std::printf("steps %zu, slots %zu (fs: %zu, as formulas: %zu), loads checked %zu, stores "
+              "checked %zu, rep iterations %zu, other unusual %zu, undecodable %zu\n",
+              tally.steps, tally.slots, tally.fsSlots, tally.formulaSlots, tally.loadsChecked,
+              tally.storesChecked, tally.repeated, tally.unusual, tally.undecodable);
   EXPECT_GT(tally.steps, 1000u);
   EXPECT_GT(tally.loadsChecked, 100u);
   EXPECT_GT(tally.storesChecked, 100u);
   EXPECT_GT(tally.fsSlots, 0u);
+  EXPECT_GT(tally.formulaSlots, tally.slots / 2);
   EXPECT_GE(tally.repeated, 40u); // the workload's own rep movsb
   EXPECT_EQ(tally.undecodable, 0u);
 }
