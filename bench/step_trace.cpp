@@ -221,7 +221,7 @@ int stepMode(const Options &o) {
     for (MemoryAccess &a : record.memory)
       if (a.write)
         a.writtenValue = reader.memory(a.address, a.size);
-    std::erase_if(record.memory, [](const MemoryAccess &a) {
+    record.memory.eraseIf([](const MemoryAccess &a) {
       return (a.read && a.readValue.size() != a.size) ||
              (a.write && a.writtenValue.size() != a.size);
     });

@@ -111,7 +111,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         if (access.write)
           access.writtenValue = target_.readMemory(access.address, access.size);
       // A value that could not be read (unmapped, a guard page) makes the access unrecordable.
-      std::erase_if(record.memory, [](const MemoryAccess &a) {
+      record.memory.eraseIf([](const MemoryAccess &a) {
         return (a.read && a.readValue.size() != a.size) ||
                (a.write && a.writtenValue.size() != a.size);
       });

@@ -22,11 +22,13 @@
 // Delta record, against the previous record (`prev`; its pc is `pcBefore`):
 //   head byte: bits 0-1 pc code, bits 2-3 register code, bit 4 instruction bytes follow,
 //              bit 5 memory section follows, bit 6 every predicted value deviates (register
-//              code 1 without its bitmap), bit 7 zero.
+//              code 1 without its bitmap), bit 7 memory as remembered (below; version 3 on,
+//              never with bit 5; zero before).
 //   [instruction length | bytes]   (bit 4; else the bytes last seen at pcBefore, or none)
 //   [zigzag(pc - pcBefore)]        (pc code 3)
 //   register section               (register codes 1 and 2)
 //   memory section                 (bit 5)
+//   remembered memory's literal values (bit 7)
 // Prediction: a table of 2^historyBits entries indexed by a hash of pcBefore remembers, for the
 // last record made at that pc, the next pc, the set of changed slots, the first kPredictedDeltas
 // of their arithmetic deltas and the instruction bytes. Loops repeat, so most records match it.
@@ -51,6 +53,17 @@
 //     bytes of this record's slots from code - 1; n+1..2n = of prev's slots from code - n - 1
 //     (n = mainCount + extSlots; sizes up to 16, i.e. two slots). Loads land in registers and
 //     stores come from them, so most values cost one byte.
+//   Memory as remembered (version 3): a loop's instruction accesses memory the same way every
+//   time, so the table entry also remembers, once a record at a known pc with its instruction
+//   bytes not stored (the second time there) has a memory section in which every access is one
+//   of the model's slots, in order, all of them, at most kMaxFormulas, and every value a literal
+//   or one of this record's slots: the model's formulas for the instruction's accesses (see
+//   MemoryOperandModel::formulas) and each value's source code. A later record there, its
+//   instruction bytes again not stored, whose accesses are at the formulas' addresses (computed
+//   from prev's registers) with their sizes and directions, and whose values are in the same
+//   sources, sets bit 7 and stores only its literal values' bytes, after the register section.
+//   A record with a memory section re-learns the entry's memory (or forgets it); one whose
+//   instruction bytes are stored forgets it.
 //
 // Sampled coding, for register samples (main registers only: extSlots 0; no instruction bytes,
 // no memory). No prediction table: every record, the keyframe included, is coded against the
@@ -79,7 +92,7 @@
 namespace strobe {
 
 inline constexpr std::array<uint8_t, 4> kDiffMagic = {'S', 'D', 'I', 'F'};
-inline constexpr uint32_t kDiffVersion = 2;
+inline constexpr uint32_t kDiffVersion = 3;
 inline constexpr uint32_t kOldestDiffVersion = 1; // the oldest this strobe reads
 inline constexpr std::array<uint8_t, 4> kBlockSync = {0x9e, 0x51, 0xd1, 0xf5};
 
@@ -105,7 +118,7 @@ enum HeadBits : uint8_t {
   kInstructionFollows = 0x10,
   kMemoryFollows = 0x20,
   kAllDeviate = 0x40,
-  kReservedBits = 0x80,
+  kMemoryRemembered = 0x80, // version 3 on; never with kMemoryFollows
 };
 enum PcCode : uint8_t { kPcPredicted, kPcFallThrough, kPcUnchanged, kPcDelta };
 enum RegCode : uint8_t { kRegsPredicted, kRegsDeviate, kRegsExplicit, kRegsNone };

@@ -96,6 +96,7 @@ void CoderState::beginBlock() {
   }
   if (instructionKnown)
     return;
+  h.memoryLearned = false; // learned for other bytes, or another pc's
   if (instruction.size() <= h.instruction.size()) {
     copyShort(h.instruction.data(), instruction.data(), instruction.size());
     h.instructionLength = static_cast<uint8_t>(instruction.size());
@@ -118,6 +119,74 @@ void CoderState::keepBefore(const SlotMask &changing) {
   const SlotMask kept{{changing.words[0] | uint64_t{1} << pc_, changing.words[1]}};
   kept.forEach([&](unsigned slot) { before_[slot] = state_[slot]; });
   kept_ = kept;
+}
+
+namespace {
+
+// Whether slots `first` and `second` (for a value of more than 8 bytes) hold `value` (1..16
+// bytes). Out of the way of the common 8 bytes, which need no masks.
+bool heldBy(std::span<const uint8_t> value, uint64_t first, uint64_t second) {
+  if (value.size() == 8) {
+    uint64_t word;
+    std::memcpy(&word, value.data(), 8);
+    return word == first;
+  }
+  return SlotValue::of(value).heldBy(first, second);
+}
+
+} // namespace
+
+bool CoderState::matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &record) const {
+  const size_t count = recipe.formulas.size();
+  if (count == 0 || record.memory.size() != count)
+    return false;
+  const std::span<const uint64_t> regs(state_.data(), slots_);
+  // A value's source is a slot of this record: the record's own registers, not yet in state_.
+  auto slotValue = [&](unsigned slot) {
+    return slot < mainCount_ ? record.regs[slot] : record.ext[slot - mainCount_];
+  };
+  auto inSource = [&](std::span<const uint8_t> value, uint8_t source) {
+    if (source == MemoryRecipe::kLiteral)
+      return true;
+    const unsigned slot = source - 1u;
+    const unsigned span = slotsSpanned(value.size());
+    return value.size() <= kMaxSourceBytes && slot + span <= slots_ &&
+           heldBy(value, slotValue(slot), span == 2 ? slotValue(slot + 1) : 0);
+  };
+  unsigned v = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const AccessFormula &f = recipe.formulas[k];
+    const MemoryAccess &a = record.memory[k];
+    if (a.size != f.size || a.read != f.read || a.write != f.write || a.address != f.address(regs))
+      return false;
+    if (a.read && !inSource(a.readValue, recipe.sources[v++]))
+      return false;
+    if (a.write && !inSource(a.writtenValue, recipe.sources[v++]))
+      return false;
+  }
+  return true;
+}
+
+void CoderState::predictFromRecipe(const MemoryRecipe &recipe) {
+  const std::span<const uint64_t> regs(state_.data(), slots_);
+  predicted_.clear();
+  for (const AccessFormula &f : recipe.formulas)
+    predicted_.add({f.address(regs), f.size, f.read, f.write});
+}
+
+void CoderState::learnMemory(History &entry, bool instructionKnown,
+                             std::span<const uint8_t> instruction, uint64_t pcBefore) {
+  entry.memoryLearned = false;
+  // Only the second time at a pc: straight-line code would pay for the formulas and never use
+  // them.
+  if (!recipeFits_ || !instructionKnown || !model_ ||
+      !model_->formulas(instruction, pcBefore, learned_.formulas) ||
+      learned_.formulas.size() != predicted_.size())
+    return;
+  if (recipes_.empty())
+    recipes_.resize(history_.size());
+  recipes_[&entry - history_.data()] = learned_;
+  entry.memoryLearned = true;
 }
 
 uint64_t CoderState::previous(unsigned slot) const {
@@ -235,8 +304,9 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
       changedSlots_(regs, ext, state_.data(), mainCount, slots_ - mainCount, extExpected);
   changed.words[0] &= ~(uint64_t{1} << pc_);
 
+  uint8_t memoryHead = 0;
   if (withMemory)
-    beginMemoryRecord(instruction, pcBefore, changed);
+    memoryHead = beginMemory(record, entry, pcBefore, changed);
 
   uint8_t *const head = out++; // written last, once the register code is known
   if (sendInstruction) {
@@ -308,17 +378,47 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   }
   *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
                                (sendInstruction ? kInstructionFollows : 0) |
-                               (withMemory ? kMemoryFollows : 0) | (allDeviate ? kAllDeviate : 0));
+                               memoryHead | (allDeviate ? kAllDeviate : 0));
   state_[pc_] = pc;
 
   if (withMemory)
-    out = encodeMemory(record, out);
+    out = encodeMemory(record, entry, memoryHead, pcBefore, out);
   remember(entry, learnsInPlace(predict.known, regCode), pcBefore, pc, instruction,
            predict.known && !sendInstruction);
   return out;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint8_t *out) {
+// Whether the entry is pcBefore's and holds the record's instruction bytes: the encoder then
+// does not store them (encodeDelta), which is what the decoder goes by.
+bool RecordEncoder::instructionKnown(const History &entry, uint64_t pcBefore,
+                                     std::span<const uint8_t> instruction) const {
+  return known(entry, pcBefore) && entry.instructionLength == instruction.size() &&
+         sameShort(entry.instruction.data(), instruction.data(), instruction.size());
+}
+
+uint8_t RecordEncoder::beginMemory(const TraceRecord &record, const History &entry,
+                                   uint64_t pcBefore, const SlotMask &changing) {
+  if (const MemoryRecipe *recipe =
+          recipeOf(entry, instructionKnown(entry, pcBefore, record.instruction));
+      recipe && matchesRecipe(*recipe, record))
+    return kMemoryRemembered;
+  beginMemoryRecord(record.instruction, pcBefore, changing);
+  return kMemoryFollows;
+}
+
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, History &entry,
+                                     uint8_t memoryHead, uint64_t pcBefore, uint8_t *out) {
+  if (memoryHead == kMemoryRemembered)
+    return encodeRemembered(record, *recipeOf(entry, true), out);
+  out = encodeSection(record, out);
+  // (Before remember(): it forgets the entry's memory only where the instruction is not known,
+  // and then there is nothing to learn.)
+  learnMemory(entry, instructionKnown(entry, pcBefore, record.instruction), record.instruction,
+              pcBefore);
+  return out;
+}
+
+uint8_t *RecordEncoder::encodeSection(const TraceRecord &record, uint8_t *out) {
   const MemorySlots &slots = predicted_;
   // The longest prefix of the accesses that the model's slots predict, in slot order.
   uint64_t bitmap = 0;
@@ -332,6 +432,7 @@ uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint8_t *out) {
     }
   }
   const size_t escapes = record.memory.size() - matched;
+  beginRecipe(bitmap, matched, escapes != 0);
   out = writeVarint(bitmap << 1 | (escapes ? 1 : 0), out);
   for (size_t i = 0; i < matched; ++i) {
     const MemoryAccess &a = record.memory[i];
@@ -344,6 +445,18 @@ uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, uint8_t *out) {
     out = writeVarint(escapes, out);
     for (size_t i = matched; i < record.memory.size(); ++i)
       out = encodeEscape(record.memory[i], false, out);
+  }
+  return out;
+}
+
+uint8_t *RecordEncoder::encodeRemembered(const TraceRecord &record, const MemoryRecipe &recipe,
+                                         uint8_t *out) {
+  unsigned v = 0;
+  for (const MemoryAccess &a : record.memory) {
+    if (a.read && recipe.sources[v++] == MemoryRecipe::kLiteral)
+      out = std::copy(a.readValue.begin(), a.readValue.end(), out);
+    if (a.write && recipe.sources[v++] == MemoryRecipe::kLiteral)
+      out = std::copy(a.writtenValue.begin(), a.writtenValue.end(), out);
   }
   return out;
 }
@@ -364,8 +477,10 @@ uint8_t *RecordEncoder::encodeEscape(const MemoryAccess &access, bool keyframe, 
 uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out) {
   if (value.size() <= kMaxSourceBytes) {
     const SlotValue v = SlotValue::of(value);
-    if (const unsigned slot = findValue_(state_.data(), slots_, v); slot < slots_)
+    if (const unsigned slot = findValue_(state_.data(), slots_, v); slot < slots_) {
+      noteSource(1 + slot);
       return writeVarint(1 + slot, out);
+    }
     // Where the value is not among this record's slots, it can only be among prev's in a run of
     // slots that changed: elsewhere prev's slots are this record's. A value loaded for
     // arithmetic is in neither, and was searched for twice over all slots.
@@ -379,9 +494,12 @@ uint8_t *RecordEncoder::encodeValue(std::span<const uint8_t> value, bool keyfram
           v.heldBy(previous(r), v.span == 2 ? previous(r + 1) : 0))
         found = r;
     });
-    if (found)
+    if (found) {
+      noteSource(1 + slots_ + *found);
       return writeVarint(1 + slots_ + *found, out);
+    }
   }
+  noteSource(MemoryRecipe::kLiteral);
   *out++ = 0;
   return std::copy(value.begin(), value.end(), out);
 }
@@ -394,24 +512,18 @@ RecordDecoder::RecordDecoder(const StreamHeader &header, MemoryOperandModel *mod
   record_.ext.resize(slots_ - mainCount_);
 }
 
-void RecordDecoder::keepAccesses() {
-  // Most often there are none kept yet (a record with memory took them), and swapping the
-  // vectors keeps them all without moving one.
-  if (spare_.empty()) {
-    std::swap(record_.memory, spare_);
-    return;
-  }
-  std::move(record_.memory.begin(), record_.memory.end(), std::back_inserter(spare_));
-  record_.memory.clear();
-}
-
-MemoryAccess &RecordDecoder::addAccess() {
-  if (spare_.empty())
-    return record_.memory.emplace_back();
-  MemoryAccess &a = record_.memory.emplace_back(std::move(spare_.back()));
-  spare_.pop_back();
-  a.readValue.clear();
-  a.writtenValue.clear();
+MemoryAccess &RecordDecoder::addAccess(uint64_t address, uint32_t size, bool read, bool write) {
+  MemoryAccess &a = record_.memory.reuse();
+  a.address = address;
+  a.size = size;
+  a.read = read;
+  a.write = write;
+  // The values it has are overwritten; not clearing them first often leaves the resizing
+  // nothing to do (the last access had a value of the same size).
+  if (!read)
+    a.readValue.clear();
+  if (!write)
+    a.writtenValue.clear();
   return a;
 }
 
@@ -470,7 +582,8 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   in = in.subspan(1);
   const uint8_t regCode = (head & kRegMask) >> kRegShift;
   // Bitwise, not ||: the short-circuit's branch on the all-deviate bit mispredicted often.
-  if (((head & kReservedBits) != 0) | (((head & kAllDeviate) != 0) & (regCode != kRegsDeviate)))
+  // (The memory bits are checked where records with memory go: beginMemory.)
+  if (((head & kAllDeviate) != 0) & (regCode != kRegsDeviate))
     return "reserved bits set in a record head";
   const uint64_t pcBefore = state_[pc_];
   History &entry = entryFor(pcBefore);
@@ -507,8 +620,9 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   }
   }
   // (An explicit record's slots are known once its bitmap is read: it keeps them there.)
-  if (head & kMemoryFollows)
-    beginMemoryRecord(record_.instruction, pcBefore, predict.changed());
+  if (head & (kMemoryFollows | kMemoryRemembered))
+    if (const char *problem = beginMemory(head, entry, pcBefore))
+      return problem;
 
   Changes &changes = changes_;
   changes.clear();
@@ -584,9 +698,11 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
     return "truncated register value";
   setSlot(pc_, pc);
 
-  if (head & kMemoryFollows) {
+  if (head & (kMemoryFollows | kMemoryRemembered)) {
     const char *problem = nullptr;
-    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest)); });
+    outOfLine([&](auto &rest) {
+      return !(problem = decodeMemory(rest, head, entry, pcBefore));
+    });
     if (problem)
       return problem;
   }
@@ -596,11 +712,40 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
   return nullptr;
 }
 
-const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in) {
+const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint64_t pcBefore) {
+  const bool instructionKnown = known(entry, pcBefore) && !(head & kInstructionFollows);
+  if ((head & rejectedHeadBits_) ||
+      (head & (kMemoryFollows | kMemoryRemembered)) == (kMemoryFollows | kMemoryRemembered))
+    return "reserved bits set in a record head";
+  if (head & kMemoryFollows) {
+    beginMemoryRecord(record_.instruction, pcBefore,
+                      known(entry, pcBefore) ? entry.changed : SlotMask{});
+    return nullptr;
+  }
+  const MemoryRecipe *recipe = recipeOf(entry, instructionKnown);
+  if (!recipe)
+    return "memory as remembered where none was learned";
+  predictFromRecipe(*recipe);
+  return nullptr;
+}
+
+const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint8_t head,
+                                        History &entry, uint64_t pcBefore) {
+  const bool instructionKnown = known(entry, pcBefore) && !(head & kInstructionFollows);
+  if (head & kMemoryRemembered)
+    return decodeRemembered(in, *recipeOf(entry, true));
+  if (const char *problem = decodeSection(in))
+    return problem;
+  learnMemory(entry, instructionKnown, record_.instruction, pcBefore); // (see encodeMemory)
+  return nullptr;
+}
+
+const char *RecordDecoder::decodeSection(std::span<const uint8_t> &in) {
   uint64_t head = 0;
   if (!getVarint(in, head))
     return "truncated memory section";
   const uint64_t bitmap = head >> 1;
+  beginRecipe(bitmap, static_cast<size_t>(std::popcount(bitmap)), head & 1);
   if (bitmap) {
     const MemorySlots &slots = predicted_;
     if (slots.size() < 64 && bitmap >> slots.size())
@@ -612,11 +757,7 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in) {
       const MemorySlot &s = slots[slot];
       if (s.size == 0 || s.size > kMaxAccessBytes || !(s.read || s.write))
         return "unusable memory slot";
-      MemoryAccess &a = addAccess();
-      a.address = s.address;
-      a.size = s.size;
-      a.read = s.read;
-      a.write = s.write;
+      MemoryAccess &a = addAccess(s.address, s.size, s.read, s.write);
       if ((a.read && !decodeValue(in, a.size, false, a.readValue)) ||
           (a.write && !decodeValue(in, a.size, false, a.writtenValue)))
         return "bad memory value";
@@ -627,6 +768,24 @@ const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in) {
     if (!getVarint(in, count) || count == 0 || count > kMaxAccesses - record_.memory.size())
       return "bad escape count";
     return decodeEscapes(in, false, count);
+  }
+  return nullptr;
+}
+
+const char *RecordDecoder::decodeRemembered(std::span<const uint8_t> &in,
+                                            const MemoryRecipe &recipe) {
+  unsigned v = 0;
+  for (const MemorySlot &s : predicted_) {
+    if (s.size == 0 || s.size > kMaxAccessBytes || !(s.read || s.write))
+      return "unusable memory slot";
+    MemoryAccess &a = addAccess(s.address, s.size, s.read, s.write);
+    auto value = [&](std::vector<uint8_t> &bytes) {
+      const uint8_t source = recipe.sources[v++];
+      return source == MemoryRecipe::kLiteral ? getBytes(in, a.size, bytes)
+                                              : copySlots(source - 1u, false, a.size, bytes);
+    };
+    if ((a.read && !value(a.readValue)) || (a.write && !value(a.writtenValue)))
+      return "bad memory value";
   }
   return nullptr;
 }
@@ -642,12 +801,9 @@ const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyf
     if (size == 0 || size > kMaxAccessBytes || flags == 0 ||
         (flags & ~(kAccessRead | kAccessWrite)))
       return "bad memory access";
-    MemoryAccess &a = addAccess();
-    a.address = lastEscape_ + static_cast<uint64_t>(unzigzag(delta));
-    lastEscape_ = a.address;
-    a.size = static_cast<uint32_t>(size);
-    a.read = flags & kAccessRead;
-    a.write = flags & kAccessWrite;
+    lastEscape_ += static_cast<uint64_t>(unzigzag(delta));
+    MemoryAccess &a = addAccess(lastEscape_, static_cast<uint32_t>(size), flags & kAccessRead,
+                                flags & kAccessWrite);
     if ((a.read && !decodeValue(in, a.size, keyframe, a.readValue)) ||
         (a.write && !decodeValue(in, a.size, keyframe, a.writtenValue)))
       return "bad memory value";
@@ -656,10 +812,11 @@ const char *RecordDecoder::decodeEscapes(std::span<const uint8_t> &in, bool keyf
 }
 
 bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
-                                std::vector<uint8_t> &value) const {
+                                std::vector<uint8_t> &value) {
   uint64_t code = 0;
   if (!getVarint(in, code))
     return false;
+  noteSource(code);
   if (code == 0)
     return getBytes(in, size, value);
   uint64_t slot = code - 1;
@@ -669,6 +826,11 @@ bool RecordDecoder::decodeValue(std::span<const uint8_t> &in, uint32_t size, boo
     if (keyframe || slot >= slots_)
       return false;
   }
+  return copySlots(slot, fromPrevious, size, value);
+}
+
+bool RecordDecoder::copySlots(uint64_t slot, bool fromPrevious, uint32_t size,
+                              std::vector<uint8_t> &value) const {
   if (size > kMaxSourceBytes || slot + slotsSpanned(size) > slots_)
     return false;
   // The value's slots, as words: this record's, or prev's (copied out as SlotValue lays them).

@@ -10,7 +10,7 @@
 // slots that changed aside for the values of memory accesses that refer to them, and records with
 // memory ask the model before their registers are applied.
 // Nothing is allocated per record: the encoder writes through a pointer into room reserved once
-// per record, the decoder reuses its record's vectors (memory accesses included).
+// per record, the decoder reuses its record's vectors (memory accesses included: AccessList).
 #pragma once
 
 #include "codec/ByteBuffer.h"
@@ -22,6 +22,17 @@
 
 namespace strobe {
 
+// How records at one pc access memory, once learned (memory as remembered, DiffFormat.h): the
+// model's formulas for the instruction's accesses, and where each value was (kLiteral: in the
+// stream). A record that matches it needs neither the model nor a memory section.
+struct MemoryRecipe {
+  static constexpr unsigned kMaxValues = 2 * kMaxFormulas; // a read and a written value each
+  static constexpr uint8_t kLiteral = 0;                   // else 1 + a slot of the record
+
+  AccessFormulas formulas; // empty: nothing learned
+  std::array<uint8_t, kMaxValues> sources{};
+};
+
 // What the last record made at one pc did.
 struct History {
   uint64_t pc = 0;
@@ -29,6 +40,9 @@ struct History {
   uint32_t generation = 0; // valid only in the block of this generation
   uint8_t deltaCount = 0;
   uint8_t instructionLength = 0; // kUnknownInstruction: not remembered (too long)
+  // The recipes_ entry of this one holds how records here access memory, learned for
+  // `instruction` (and forgotten with it).
+  bool memoryLearned = false;
   SlotMask changed;
   std::array<uint64_t, kPredictedDeltas> deltas{}; // of the first members of `changed`
   std::array<uint8_t, 16> instruction{};
@@ -94,6 +108,35 @@ protected:
   // made the flattened coders' other records slower.
   [[gnu::noinline]] void beginMemoryRecord(std::span<const uint8_t> instruction, uint64_t pcBefore,
                                            const SlotMask &changing);
+  // The memory `entry` learned, if any, for a record whose instruction bytes are the entry's.
+  const MemoryRecipe *recipeOf(const History &entry, bool instructionKnown) const {
+    return instructionKnown && entry.memoryLearned ? &recipes_[&entry - history_.data()]
+                                                   : nullptr;
+  }
+  // Whether `record`'s memory is what `recipe` says, with state_ still prev's registers: each
+  // access at its formula's address, size and direction, each value from its source.
+  bool matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &record) const;
+  // predicted_ from `recipe`'s formulas and state_ (prev's registers), for the decoder.
+  void predictFromRecipe(const MemoryRecipe &recipe);
+  // After a record with a memory section: whether the section could be a recipe (every access
+  // one of the model's slots, in order, all of them, at most kMaxFormulas, no escapes); its
+  // values' source codes are noted as they are coded.
+  void beginRecipe(uint64_t slotBitmap, size_t accesses, bool escapes) {
+    recipeFits_ = !escapes && accesses == predicted_.size() && accesses <= kMaxFormulas &&
+                  slotBitmap == (uint64_t{1} << accesses) - 1;
+    recipeValues_ = 0;
+  }
+  void noteSource(uint64_t code) {
+    if (code > slots_ || recipeValues_ == MemoryRecipe::kMaxValues)
+      recipeFits_ = false; // prev's slot: the recipe keeps this record's only
+    else
+      learned_.sources[recipeValues_++] = static_cast<uint8_t>(code);
+  }
+  // After a record's memory section is coded: the entry learns its memory, where the section
+  // fits a recipe and the record's instruction bytes are the entry's (the second time there), or
+  // forgets it. (Before remember(), which forgets it again only where the bytes are new.)
+  void learnMemory(History &entry, bool instructionKnown, std::span<const uint8_t> instruction,
+                   uint64_t pcBefore);
   // The part of beginMemoryRecord that keeps the changing slots' values (for a decoder that knows
   // them only later).
   [[gnu::noinline]] void keepBefore(const SlotMask &changing);
@@ -120,6 +163,13 @@ protected:
   uint32_t generation_ = 1;
   Changes changes_;       // the current record's, for remember()
   MemorySlots predicted_; // beginMemoryRecord()'s answer
+  // The memory section being coded, as a recipe (see beginRecipe).
+  bool recipeFits_ = false;
+  unsigned recipeValues_ = 0;
+  MemoryRecipe learned_;
+  // Beside history_, entry for entry, where memoryLearned says; empty until something is
+  // learned, and apart from history_ so that records without memory do not carry it.
+  std::vector<MemoryRecipe> recipes_;
 };
 
 class RecordEncoder : public CoderState {
@@ -167,10 +217,21 @@ private:
   }
   uint8_t *encodeKeyframe(const TraceRecord &record, uint8_t *out);
   uint8_t *encodeDelta(const TraceRecord &record, uint8_t *out);
-  // Out of line, kept out of encodeDelta's flattening: most records have no memory, and its
-  // calls had cost every record stack room and spills. (A keyframe has no prev to take values
-  // from.)
-  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, uint8_t *out);
+  // The memory path, out of line and kept out of encodeDelta's flattening: most records have no
+  // memory, and its calls had cost every record stack room and spills (and adding memory as
+  // remembered inline, records without memory 4-7 %). beginMemory, before the record's
+  // registers are applied: the head bit of the record's memory, as remembered or a section
+  // (then asking the model). encodeMemory, after them: its literal values or its section (and
+  // the entry learns from that). (A keyframe has no prev to take values from.)
+  [[gnu::noinline]] uint8_t beginMemory(const TraceRecord &record, const History &entry,
+                                        uint64_t pcBefore, const SlotMask &changing);
+  [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, History &entry,
+                                          uint8_t memoryHead, uint64_t pcBefore, uint8_t *out);
+  bool instructionKnown(const History &entry, uint64_t pcBefore,
+                        std::span<const uint8_t> instruction) const;
+  uint8_t *encodeSection(const TraceRecord &record, uint8_t *out);
+  // The literal values of a record whose memory matchesRecipe().
+  uint8_t *encodeRemembered(const TraceRecord &record, const MemoryRecipe &recipe, uint8_t *out);
   uint8_t *encodeEscape(const MemoryAccess &access, bool keyframe, uint8_t *out);
   uint8_t *encodeValue(std::span<const uint8_t> value, bool keyframe, uint8_t *out);
 
@@ -191,8 +252,7 @@ public:
     record_.gap = false;
     if (sampled_)
       return decodeSample(in);
-    if (!record_.memory.empty())
-      keepAccesses();
+    record_.memory.clear(); // its accesses' storage kept for the next ones
     // Inline, and deltas return straight through: a record costs one call, into decodeDelta().
     if (inBlock_) [[likely]]
       return decodeDelta(in);
@@ -218,12 +278,23 @@ private:
   }
   const char *decodeKeyframe(std::span<const uint8_t> &in);
   const char *decodeDelta(std::span<const uint8_t> &in);
-  // Out of line like encodeMemory: inlined, it doubled decodeDelta's code and cost records
-  // without memory 3 % more instructions.
-  [[gnu::noinline]] const char *decodeMemory(std::span<const uint8_t> &in);
+  // Out of line like the encoder's: inlined, the memory path doubled decodeDelta's code and cost
+  // records without memory 3 % more instructions. beginMemory also checks the memory bits of
+  // the head, so that records without memory need not.
+  [[gnu::noinline]] const char *beginMemory(uint8_t head, const History &entry,
+                                            uint64_t pcBefore);
+  [[gnu::noinline]] const char *decodeMemory(std::span<const uint8_t> &in, uint8_t head,
+                                             History &entry, uint64_t pcBefore);
+  const char *decodeSection(std::span<const uint8_t> &in);
+  // The accesses of a record with memory as remembered: predicted_'s, with the recipe's values.
+  const char *decodeRemembered(std::span<const uint8_t> &in, const MemoryRecipe &recipe);
   const char *decodeEscapes(std::span<const uint8_t> &in, bool keyframe, uint64_t count);
   bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,
-                   std::vector<uint8_t> &value) const;
+                   std::vector<uint8_t> &value);
+  // A value of `size` bytes from this record's slots from `slot` on, or prev's; false when they
+  // cannot hold it.
+  bool copySlots(uint64_t slot, bool fromPrevious, uint32_t size,
+                 std::vector<uint8_t> &value) const;
   void setSlot(unsigned slot, uint64_t value) {
     state_[slot] = value;
     if (slot < mainCount_) [[likely]]
@@ -231,14 +302,14 @@ private:
     else
       record_.ext[slot - mainCount_] = value;
   }
-  // Moves record_.memory's accesses to spare_, for their storage.
-  void keepAccesses();
-  // A cleared access for record_.memory, reusing the storage of an earlier record's.
-  MemoryAccess &addAccess();
+  // The next access of record_.memory, in the storage of an earlier record's; its values are
+  // the caller's to set (those it does not access are empty).
+  MemoryAccess &addAccess(uint64_t address, uint32_t size, bool read, bool write);
 
-  TraceRecord record_;              // mirrors state_ after every successful decode
-  std::vector<MemoryAccess> spare_; // earlier records' accesses, kept for their storage
+  TraceRecord record_; // mirrors state_ after every successful decode
   SampleDecodeFn decodeSample_ = sampleCoderForThisCpu().decode;
+  // Head bits this stream's version does not have.
+  uint8_t rejectedHeadBits_ = header_.version >= 3 ? 0 : kMemoryRemembered;
 };
 
 } // namespace strobe

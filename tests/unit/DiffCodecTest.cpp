@@ -26,19 +26,49 @@ public:
   bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
                MemorySlots &out) override {
     out.clear();
+    return shape(bytes, pc, [&](const AccessFormula &f) { return out.add(slotAt(f, regs)); });
+  }
+  // The same slots as formulas (three do not fit).
+  bool formulas(std::span<const uint8_t> bytes, uint64_t pc, AccessFormulas &out) override {
+    out.clear();
+    return shape(bytes, pc, [&](const AccessFormula &f) { return out.add(f); });
+  }
+
+  static MemorySlot slotAt(const AccessFormula &f, std::span<const uint64_t> regs) {
+    return {regs[f.base] + f.displacement, f.size, f.read, f.write};
+  }
+
+private:
+  // Calls add(formula) for each slot while it returns true; false if unpredictable or one did
+  // not fit.
+  template <typename Add> bool shape(std::span<const uint8_t> bytes, uint64_t pc, Add add) const {
     if (bytes.empty() || bytes[0] == 0xee)
       return false;
     static constexpr uint32_t kSizes[] = {1, 2, 4, 8, 16, 10};
     for (unsigned k = 0; k < (bytes[0] & 3u); ++k) {
-      const unsigned base = ((bytes.size() > 1 ? bytes[1] : 0) + k) % mainCount_;
-      out.add(
-          {regs[base] + 8 * k + pc % 7, kSizes[((bytes[0] >> 2) + k) % 6], k % 3 != 1, k % 3 != 0});
+      AccessFormula f;
+      f.base = static_cast<uint8_t>(((bytes.size() > 1 ? bytes[1] : 0) + k) % mainCount_);
+      f.displacement = 8 * k + pc % 7;
+      f.size = kSizes[((bytes[0] >> 2) + k) % 6];
+      f.read = k % 3 != 1;
+      f.write = k % 3 != 0;
+      if (!add(f))
+        return false;
     }
     return true;
   }
 
-private:
   unsigned mainCount_;
+};
+
+// The same model for a codec that cannot keep its answers: every record with memory asks it.
+class FakeModelWithoutFormulas : public FakeModel {
+public:
+  using FakeModel::FakeModel;
+  bool formulas(std::span<const uint8_t>, uint64_t, AccessFormulas &out) override {
+    out.clear();
+    return false;
+  }
 };
 
 std::vector<uint8_t> concat(std::initializer_list<std::vector<uint8_t>> parts) {
@@ -112,7 +142,7 @@ std::vector<uint8_t> tinyStream(const std::vector<uint8_t> &header, uint8_t reco
 
 TEST(DiffCodec, TinyLoopEncodesToTheDocumentedBytes) {
   const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F'},
-                                              {0x02, 0x01},       // version, isa x86-64
+                                              {0x03, 0x01},       // version, isa x86-64
                                               {0x03, 0x02, 0x00}, // 3 main slots, pc 2, no ext
                                               {0x10, 0x02},       // interval 16, 2 bits
                                               {0x00, 0x00}});     // stepped coding, no model
@@ -176,7 +206,7 @@ const std::vector<uint8_t> kTinySamplesPayload = {
 
 TEST(DiffCodec, TinySamplesEncodeToTheDocumentedBytes) {
   const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F'},
-                                              {0x02, 0x01},       // version, isa x86-64
+                                              {0x03, 0x01},       // version, isa x86-64
                                               {0x03, 0x02, 0x00}, // 3 main slots, pc 2, no ext
                                               {0x10, 0x00},       // interval 16, no table
                                               {0x01, 0x00}});     // sampled coding, no model
@@ -662,6 +692,126 @@ TEST(DiffCodec, SteadyLoopCostsOneBytePerRecord) {
   const std::vector<uint8_t> stream = encodeAll(layout, {8192, 12, 0}, nullptr, records);
   EXPECT_LT(stream.size(), records.size() + 100); // header, keyframe, first round of each pc
   expectSameRecords(records, decodeStream(stream).records);
+}
+
+// --- memory as remembered ---
+
+std::vector<uint8_t> le64(uint64_t v) {
+  std::vector<uint8_t> bytes(8);
+  for (unsigned k = 0; k < 8; ++k)
+    bytes[k] = static_cast<uint8_t>(v >> (8 * k));
+  return bytes;
+}
+
+// A loop of three instructions with memory, for FakeModel: A loads 8 bytes at r0 + pc % 7 into
+// r1 (a value in this record's slot 1); B adds the 8 bytes at r3 + pc % 7 to r4 (a literal); C
+// loads 8 bytes at r5 + pc % 7 (a literal) and stores r7:r8 at r6 + 8 + pc % 7 (this record's
+// slots 7 and 8). Iterations for which `odd` holds break the pattern: A's value lands elsewhere
+// (even iterations) or A reads 8 bytes further on (odd ones), B reads a second place the model
+// does not predict, C leaves out its store.
+std::vector<TraceRecord> memoryLoop(const StreamLayout &layout, int iterations,
+                                    bool (*odd)(int iteration)) {
+  const std::vector<uint8_t> a = {0x0d, 0x00, 0x90}, b = {0x0d, 0x03, 0x90},
+                             c = {0x0e, 0x05, 0x90};
+  const uint64_t pcs[] = {0x401000, 0x401003, 0x401006};
+  std::mt19937_64 random(7);
+  TraceRecord r;
+  r.regs.assign(layout.mainCount, 0);
+  for (unsigned k = 0; k < layout.mainCount; ++k)
+    r.regs[k] = 0x7ffc00001000 + 0x1000 * k;
+  r.regs[layout.pcIndex] = pcs[0];
+  std::vector<TraceRecord> records = {r};
+  for (int i = 0; i < iterations; ++i) {
+    const bool breaks = odd(i);
+    for (unsigned at = 0; at < 3; ++at) {
+      const TraceRecord prev = r;
+      const uint64_t pc = pcs[at];
+      r.memory.clear();
+      const uint64_t loaded = random();
+      if (at == 0) {
+        r.instruction = a;
+        const bool further = breaks && i % 2 == 1;
+        r.regs[1] = breaks && !further ? loaded + 1 : loaded;
+        r.regs[0] += 8;
+        r.memory.push_back(
+            {prev.regs[0] + pc % 7 + (further ? 8 : 0), 8, true, false, le64(loaded), {}});
+      } else if (at == 1) {
+        r.instruction = b;
+        r.regs[4] += loaded;
+        r.memory.push_back({prev.regs[3] + pc % 7, 8, true, false, le64(loaded), {}});
+        if (breaks)
+          r.memory.push_back({0x5000, 4, true, false, {1, 2, 3, 4}, {}});
+      } else {
+        r.instruction = c;
+        r.regs[5] += 16;
+        r.memory.push_back({prev.regs[5] + pc % 7, 8, true, false, le64(loaded), {}});
+        if (!breaks)
+          r.memory.push_back({prev.regs[6] + 8 + pc % 7, 16, false, true, {},
+                              concat({le64(r.regs[7]), le64(r.regs[8])})});
+      }
+      r.regs[layout.pcIndex] = pcs[(at + 1) % 3];
+      records.push_back(r);
+    }
+  }
+  return records;
+}
+
+// From the third time at each pc, the loop's records store no memory section: A's value costs
+// nothing, B's and C's literals their bytes, C's store nothing. Against the section, that saves
+// its head and each value's source code: 7 bytes an iteration.
+TEST(DiffCodec, LoopMemoryIsRemembered) {
+  const StreamLayout layout = layoutFor(Isa::X86_64, false);
+  const std::vector<TraceRecord> records = memoryLoop(layout, 200, [](int) { return false; });
+  FakeModel model(layout.mainCount);
+  FakeModelWithoutFormulas asking(layout.mainCount);
+  const EncoderOptions raw{8192, 12, 0};
+  const std::vector<uint8_t> remembered = encodeAll(layout, raw, &model, records);
+  const std::vector<uint8_t> sections = encodeAll(layout, raw, &asking, records);
+  EXPECT_GE(sections.size(), remembered.size() + 7 * 198);
+
+  FakeModel decoderModel(layout.mainCount);
+  const DecodedStream decoded = decodeStream(remembered, &decoderModel);
+  EXPECT_TRUE(decoded.report.clean());
+  expectSameRecords(records, decoded.records);
+  FakeModelWithoutFormulas decoderAsking(layout.mainCount);
+  expectSameRecords(records, decodeStream(sections, &decoderAsking).records);
+}
+
+// Records that do not match what their pc remembers are coded in full and re-learned; the
+// stream decodes exactly with any block length, table size and pattern of breaks.
+TEST(DiffCodec, RememberedMemoryFallsBackWhereRecordsDiffer) {
+  const StreamLayout layout = layoutFor(Isa::X86_64, false);
+  for (auto odd : {+[](int i) { return i % 2 == 1; }, +[](int i) { return i % 5 == 3; },
+                   +[](int i) { return i < 3 || i > 100; }}) {
+    const std::vector<TraceRecord> records = memoryLoop(layout, 150, odd);
+    for (const EncoderOptions &options :
+         {EncoderOptions{}, EncoderOptions{7, 12, 0}, EncoderOptions{64, 0, 0}}) {
+      FakeModel encoderModel(layout.mainCount), decoderModel(layout.mainCount);
+      const DecodedStream decoded =
+          decodeStream(encodeAll(layout, options, &encoderModel, records), &decoderModel);
+      EXPECT_TRUE(decoded.report.clean());
+      expectSameRecords(records, decoded.records);
+    }
+  }
+}
+
+// A record may say its memory is as remembered only where the stream's version has the bit,
+// never with a memory section, and only where something was learned.
+TEST(DiffCodec, MemoryAsRememberedIsCheckedByTheDecoder) {
+  auto reason = [](uint8_t version, uint8_t memoryBits) {
+    const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F', version, 0x01},
+                                                {0x03, 0x02, 0x00, 0x10, 0x02, 0x00, 0x00}});
+    // The keyframe of tinyLoop, then a record at 0x1000 with its byte 90, falling through.
+    const std::vector<uint8_t> payload = {0x80, 0x20, 0x05, 0x80, 0x02, 0x01, 0x90, 0x00,
+                                          static_cast<uint8_t>(memoryBits | 0x11), 0x01, 0x90};
+    const DecodedStream decoded = decodeStream(tinyStream(header, 2, payload));
+    EXPECT_EQ(decoded.records.size(), 1u); // the keyframe
+    return decoded.report.damage.empty() ? std::string() : decoded.report.damage[0].reason;
+  };
+  EXPECT_NE(reason(3, kMemoryRemembered).find("none was learned"), std::string::npos);
+  EXPECT_NE(reason(2, kMemoryRemembered).find("reserved bits"), std::string::npos);
+  EXPECT_NE(reason(3, kMemoryRemembered | kMemoryFollows).find("reserved bits"),
+            std::string::npos);
 }
 
 // --- damage ---

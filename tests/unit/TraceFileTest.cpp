@@ -689,15 +689,15 @@ TEST_F(TraceFile, NewerFormatVersionIsRejected) {
 TEST_F(TraceFile, UnknownCodecIsRejected) {
   pb::Chunk header = diffHeader({"rip"});
   header.mutable_header()->set_codec("diff");
-  header.mutable_header()->set_codec_version(3);
+  header.mutable_header()->set_codec_version(kDiffVersion + 1);
   writeFile(path("codec"), kMagic + frame(header));
   try {
     loadCapture(path("codec"));
     ADD_FAILURE();
   } catch (const TraceError &e) {
-    EXPECT_EQ(std::string(e.what()),
-              path("codec") +
-                  " uses register codec 'diff' version 3, which this strobe cannot read");
+    EXPECT_EQ(std::string(e.what()), path("codec") + " uses register codec 'diff' version " +
+                                         std::to_string(kDiffVersion + 1) +
+                                         ", which this strobe cannot read");
   }
 }
 
