@@ -8,7 +8,8 @@
 // Speed: a record usually changes two or three of up to 128 slots, so neither side copies the
 // whole state per record; the previous state is updated in place, keeping the old values of the
 // slots that changed aside for the values of memory accesses that refer to them, and records with
-// memory ask the model before their registers are applied.
+// memory ask the model before their registers are applied. In loops they need not ask: what a
+// pc's records access is learned with the rest of its prediction (MemoryRecipe).
 // Nothing is allocated per record: the encoder writes through a pointer into room reserved once
 // per record, the decoder reuses its record's vectors (memory accesses included: AccessList).
 #pragma once
