@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace strobe {
@@ -42,8 +43,19 @@ public:
     }
     return *this;
   }
-  AccessList(AccessList &&) = default;
-  AccessList &operator=(AccessList &&) = default;
+  // A moved-from list is empty.
+  AccessList(AccessList &&other) noexcept
+      : items_(std::move(other.items_)), size_(std::exchange(other.size_, 0)) {
+    other.items_.clear();
+  }
+  AccessList &operator=(AccessList &&other) noexcept {
+    if (this != &other) {
+      items_ = std::move(other.items_);
+      size_ = std::exchange(other.size_, 0);
+      other.items_.clear();
+    }
+    return *this;
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
