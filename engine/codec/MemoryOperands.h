@@ -88,6 +88,9 @@ struct AccessFormula {
       sum = static_cast<uint32_t>(sum);
     return reg(segment) + sum;
   }
+  MemorySlot slot(std::span<const uint64_t> regs) const {
+    return {address(regs), size, read, write};
+  }
 };
 
 // An instruction's accesses as formulas. Most instructions access memory once, push [x] and

@@ -171,7 +171,7 @@ void CoderState::predictFromRecipe(const MemoryRecipe &recipe) {
   const std::span<const uint64_t> regs(state_.data(), slots_);
   predicted_.clear();
   for (const AccessFormula &f : recipe.formulas)
-    predicted_.add({f.address(regs), f.size, f.read, f.write});
+    predicted_.add(f.slot(regs));
 }
 
 void CoderState::learnMemory(History &entry, bool instructionKnown,
@@ -377,8 +377,8 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
     });
   }
   *head = static_cast<uint8_t>(pcCode | regCode << kRegShift |
-                               (sendInstruction ? kInstructionFollows : 0) |
-                               memoryHead | (allDeviate ? kAllDeviate : 0));
+                               (sendInstruction ? kInstructionFollows : 0) | memoryHead |
+                               (allDeviate ? kAllDeviate : 0));
   state_[pc_] = pc;
 
   if (withMemory)
@@ -406,8 +406,8 @@ uint8_t RecordEncoder::beginMemory(const TraceRecord &record, const History &ent
   return kMemoryFollows;
 }
 
-uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, History &entry,
-                                     uint8_t memoryHead, uint64_t pcBefore, uint8_t *out) {
+uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, History &entry, uint8_t memoryHead,
+                                     uint64_t pcBefore, uint8_t *out) {
   if (memoryHead == kMemoryRemembered)
     return encodeRemembered(record, *recipeOf(entry, true), out);
   out = encodeSection(record, out);
@@ -534,6 +534,11 @@ void setInstruction(std::vector<uint8_t> &instruction, std::span<const uint8_t> 
   if (instruction.size() != bytes.size())
     instruction.resize(bytes.size());
   copyShort(instruction.data(), bytes.data(), bytes.size());
+}
+
+// Whether a slot the model (or what it said, learned) gives can be an access of a stream.
+bool usable(const MemorySlot &s) {
+  return s.size != 0 && s.size <= kMaxAccessBytes && (s.read || s.write);
 }
 
 bool getBytes(std::span<const uint8_t> &in, size_t size, std::vector<uint8_t> &out) {
@@ -700,9 +705,7 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
 
   if (head & (kMemoryFollows | kMemoryRemembered)) {
     const char *problem = nullptr;
-    outOfLine([&](auto &rest) {
-      return !(problem = decodeMemory(rest, head, entry, pcBefore));
-    });
+    outOfLine([&](auto &rest) { return !(problem = decodeMemory(rest, head, entry, pcBefore)); });
     if (problem)
       return problem;
   }
@@ -729,8 +732,8 @@ const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint6
   return nullptr;
 }
 
-const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint8_t head,
-                                        History &entry, uint64_t pcBefore) {
+const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint8_t head, History &entry,
+                                        uint64_t pcBefore) {
   const bool instructionKnown = known(entry, pcBefore) && !(head & kInstructionFollows);
   if (head & kMemoryRemembered)
     return decodeRemembered(in, *recipeOf(entry, true));
@@ -755,7 +758,7 @@ const char *RecordDecoder::decodeSection(std::span<const uint8_t> &in) {
       if (!((bitmap >> slot) & 1))
         continue;
       const MemorySlot &s = slots[slot];
-      if (s.size == 0 || s.size > kMaxAccessBytes || !(s.read || s.write))
+      if (!usable(s))
         return "unusable memory slot";
       MemoryAccess &a = addAccess(s.address, s.size, s.read, s.write);
       if ((a.read && !decodeValue(in, a.size, false, a.readValue)) ||
@@ -776,7 +779,7 @@ const char *RecordDecoder::decodeRemembered(std::span<const uint8_t> &in,
                                             const MemoryRecipe &recipe) {
   unsigned v = 0;
   for (const MemorySlot &s : predicted_) {
-    if (s.size == 0 || s.size > kMaxAccessBytes || !(s.read || s.write))
+    if (!usable(s))
       return "unusable memory slot";
     MemoryAccess &a = addAccess(s.address, s.size, s.read, s.write);
     auto value = [&](std::vector<uint8_t> &bytes) {

@@ -101,7 +101,7 @@ bool InstructionDecoder::predict(std::span<const uint8_t> bytes, uint64_t pc,
     return false;
   }
   for (const MemoryOperand &op : info->memory)
-    if (!out.add({effectiveAddress(op, *info, regs), op.size, op.read, op.write}))
+    if (!out.add(formulaOf(op, *info).slot(regs)))
       return false;
   return true;
 }

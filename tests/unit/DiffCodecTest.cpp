@@ -26,16 +26,12 @@ public:
   bool predict(std::span<const uint8_t> bytes, uint64_t pc, std::span<const uint64_t> regs,
                MemorySlots &out) override {
     out.clear();
-    return shape(bytes, pc, [&](const AccessFormula &f) { return out.add(slotAt(f, regs)); });
+    return shape(bytes, pc, [&](const AccessFormula &f) { return out.add(f.slot(regs)); });
   }
   // The same slots as formulas (three do not fit).
   bool formulas(std::span<const uint8_t> bytes, uint64_t pc, AccessFormulas &out) override {
     out.clear();
     return shape(bytes, pc, [&](const AccessFormula &f) { return out.add(f); });
-  }
-
-  static MemorySlot slotAt(const AccessFormula &f, std::span<const uint64_t> regs) {
-    return {regs[f.base] + f.displacement, f.size, f.read, f.write};
   }
 
 private:
@@ -81,6 +77,13 @@ std::vector<uint8_t> concat(std::initializer_list<std::vector<uint8_t>> parts) {
 std::vector<uint8_t> le32(uint32_t value) {
   return {static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
           static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
+}
+
+std::vector<uint8_t> le64(uint64_t value) {
+  std::vector<uint8_t> bytes(8);
+  for (unsigned k = 0; k < 8; ++k)
+    bytes[k] = static_cast<uint8_t>(value >> (8 * k));
+  return bytes;
 }
 
 uint32_t zlibCrc(const std::vector<uint8_t> &bytes) {
@@ -574,12 +577,6 @@ TEST(DiffCodec, MemoryWithoutAModelUsesEscapes) {
 // A value from prev's slots that spans one the record left alone and one it changed: the coders
 // keep only the changed slots' old values aside, and must read the other from the current state.
 TEST(DiffCodec, ValueFromPrevSlotsSpanningAnUnchangedOne) {
-  auto le64 = [](uint64_t v) {
-    std::vector<uint8_t> bytes(8);
-    for (unsigned k = 0; k < 8; ++k)
-      bytes[k] = static_cast<uint8_t>(v >> (8 * k));
-    return bytes;
-  };
   const std::vector<uint8_t> nop = {0x90};
   // r1 changes; the 16 bytes read are r0 (unchanged) and r1 as they were before.
   MemoryAccess load{0x2000, 16, true, false, concat({le64(0x1111), le64(0x2222)}), {}};
@@ -696,13 +693,6 @@ TEST(DiffCodec, SteadyLoopCostsOneBytePerRecord) {
 
 // --- memory as remembered ---
 
-std::vector<uint8_t> le64(uint64_t v) {
-  std::vector<uint8_t> bytes(8);
-  for (unsigned k = 0; k < 8; ++k)
-    bytes[k] = static_cast<uint8_t>(v >> (8 * k));
-  return bytes;
-}
-
 // A loop of three instructions with memory, for FakeModel: A loads 8 bytes at r0 + pc % 7 into
 // r1 (a value in this record's slot 1); B adds the 8 bytes at r3 + pc % 7 to r4 (a literal); C
 // loads 8 bytes at r5 + pc % 7 (a literal) and stores r7:r8 at r6 + 8 + pc % 7 (this record's
@@ -711,8 +701,7 @@ std::vector<uint8_t> le64(uint64_t v) {
 // does not predict, C leaves out its store.
 std::vector<TraceRecord> memoryLoop(const StreamLayout &layout, int iterations,
                                     bool (*odd)(int iteration)) {
-  const std::vector<uint8_t> a = {0x0d, 0x00, 0x90}, b = {0x0d, 0x03, 0x90},
-                             c = {0x0e, 0x05, 0x90};
+  const std::vector<uint8_t> a = {0x0d, 0x00, 0x90}, b = {0x0d, 0x03, 0x90}, c = {0x0e, 0x05, 0x90};
   const uint64_t pcs[] = {0x401000, 0x401003, 0x401006};
   std::mt19937_64 random(7);
   TraceRecord r;
@@ -746,7 +735,11 @@ std::vector<TraceRecord> memoryLoop(const StreamLayout &layout, int iterations,
         r.regs[5] += 16;
         r.memory.push_back({prev.regs[5] + pc % 7, 8, true, false, le64(loaded), {}});
         if (!breaks)
-          r.memory.push_back({prev.regs[6] + 8 + pc % 7, 16, false, true, {},
+          r.memory.push_back({prev.regs[6] + 8 + pc % 7,
+                              16,
+                              false,
+                              true,
+                              {},
                               concat({le64(r.regs[7]), le64(r.regs[8])})});
       }
       r.regs[layout.pcIndex] = pcs[(at + 1) % 3];
@@ -799,19 +792,19 @@ TEST(DiffCodec, RememberedMemoryFallsBackWhereRecordsDiffer) {
 // never with a memory section, and only where something was learned.
 TEST(DiffCodec, MemoryAsRememberedIsCheckedByTheDecoder) {
   auto reason = [](uint8_t version, uint8_t memoryBits) {
-    const std::vector<uint8_t> header = concat({{'S', 'D', 'I', 'F', version, 0x01},
-                                                {0x03, 0x02, 0x00, 0x10, 0x02, 0x00, 0x00}});
+    const std::vector<uint8_t> header =
+        concat({{'S', 'D', 'I', 'F', version, 0x01}, {0x03, 0x02, 0x00, 0x10, 0x02, 0x00, 0x00}});
     // The keyframe of tinyLoop, then a record at 0x1000 with its byte 90, falling through.
-    const std::vector<uint8_t> payload = {0x80, 0x20, 0x05, 0x80, 0x02, 0x01, 0x90, 0x00,
-                                          static_cast<uint8_t>(memoryBits | 0x11), 0x01, 0x90};
+    const std::vector<uint8_t> payload = {
+        0x80, 0x20, 0x05, 0x80, 0x02, 0x01, 0x90, 0x00, static_cast<uint8_t>(memoryBits | 0x11),
+        0x01, 0x90};
     const DecodedStream decoded = decodeStream(tinyStream(header, 2, payload));
     EXPECT_EQ(decoded.records.size(), 1u); // the keyframe
     return decoded.report.damage.empty() ? std::string() : decoded.report.damage[0].reason;
   };
   EXPECT_NE(reason(3, kMemoryRemembered).find("none was learned"), std::string::npos);
   EXPECT_NE(reason(2, kMemoryRemembered).find("reserved bits"), std::string::npos);
-  EXPECT_NE(reason(3, kMemoryRemembered | kMemoryFollows).find("reserved bits"),
-            std::string::npos);
+  EXPECT_NE(reason(3, kMemoryRemembered | kMemoryFollows).find("reserved bits"), std::string::npos);
 }
 
 // --- damage ---
