@@ -138,10 +138,11 @@ bool heldBy(std::span<const uint8_t> value, uint64_t first, uint64_t second) {
 
 bool CoderState::matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &record) const {
   const size_t count = recipe.formulas.size();
-  if (count == 0 || record.memory.size() != count)
+  if (record.memory.size() != count)
     return false;
   const std::span<const uint64_t> regs(state_.data(), slots_);
   // A value's source is a slot of this record: the record's own registers, not yet in state_.
+  // A value of the formula's size fits the slots from its source on (see learnMemory).
   auto slotValue = [&](unsigned slot) {
     return slot < mainCount_ ? record.regs[slot] : record.ext[slot - mainCount_];
   };
@@ -149,9 +150,7 @@ bool CoderState::matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &re
     if (source == MemoryRecipe::kLiteral)
       return true;
     const unsigned slot = source - 1u;
-    const unsigned span = slotsSpanned(value.size());
-    return value.size() <= kMaxSourceBytes && slot + span <= slots_ &&
-           heldBy(value, slotValue(slot), span == 2 ? slotValue(slot + 1) : 0);
+    return heldBy(value, slotValue(slot), value.size() > 8 ? slotValue(slot + 1) : 0);
   };
   unsigned v = 0;
   for (size_t k = 0; k < count; ++k) {
@@ -167,13 +166,6 @@ bool CoderState::matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &re
   return true;
 }
 
-void CoderState::predictFromRecipe(const MemoryRecipe &recipe) {
-  const std::span<const uint64_t> regs(state_.data(), slots_);
-  predicted_.clear();
-  for (const AccessFormula &f : recipe.formulas)
-    predicted_.add(f.slot(regs));
-}
-
 void CoderState::learnMemory(History &entry, bool instructionKnown,
                              std::span<const uint8_t> instruction, uint64_t pcBefore) {
   entry.memoryLearned = false;
@@ -183,6 +175,16 @@ void CoderState::learnMemory(History &entry, bool instructionKnown,
       !model_->formulas(instruction, pcBefore, learned_.formulas) ||
       learned_.formulas.size() != predicted_.size())
     return;
+  // The slots' sizes and directions, which the section's values were coded at (and checked
+  // against the slots that hold them), so that records as remembered need no checks of their own.
+  for (size_t k = 0; k < predicted_.size(); ++k) {
+    const AccessFormula &f = learned_.formulas[k];
+    const MemorySlot &s = predicted_[k];
+    if (f.size != s.size || f.read != s.read || f.write != s.write)
+      return;
+  }
+  learned_.literals = std::find(learned_.sources.begin(), learned_.sources.begin() + recipeValues_,
+                                MemoryRecipe::kLiteral) != learned_.sources.begin() + recipeValues_;
   if (recipes_.empty())
     recipes_.resize(history_.size());
   recipes_[&entry - history_.data()] = learned_;
@@ -388,14 +390,6 @@ uint8_t *RecordEncoder::encodeKeyframe(const TraceRecord &record, uint8_t *out) 
   return out;
 }
 
-// Whether the entry is pcBefore's and holds the record's instruction bytes: the encoder then
-// does not store them (encodeDelta), which is what the decoder goes by.
-bool RecordEncoder::instructionKnown(const History &entry, uint64_t pcBefore,
-                                     std::span<const uint8_t> instruction) const {
-  return known(entry, pcBefore) && entry.instructionLength == instruction.size() &&
-         sameShort(entry.instruction.data(), instruction.data(), instruction.size());
-}
-
 uint8_t RecordEncoder::beginMemory(const TraceRecord &record, const History &entry,
                                    uint64_t pcBefore, const SlotMask &changing) {
   if (const MemoryRecipe *recipe =
@@ -408,8 +402,10 @@ uint8_t RecordEncoder::beginMemory(const TraceRecord &record, const History &ent
 
 uint8_t *RecordEncoder::encodeMemory(const TraceRecord &record, History &entry, uint8_t memoryHead,
                                      uint64_t pcBefore, uint8_t *out) {
-  if (memoryHead == kMemoryRemembered)
-    return encodeRemembered(record, *recipeOf(entry, true), out);
+  if (memoryHead == kMemoryRemembered) {
+    const MemoryRecipe &recipe = *recipeOf(entry, true);
+    return recipe.literals ? encodeRemembered(record, recipe, out) : out;
+  }
   out = encodeSection(record, out);
   // (Before remember(): it forgets the entry's memory only where the instruction is not known,
   // and then there is nothing to learn.)
@@ -728,7 +724,10 @@ const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint6
   const MemoryRecipe *recipe = recipeOf(entry, instructionKnown);
   if (!recipe)
     return "memory as remembered where none was learned";
-  predictFromRecipe(*recipe);
+  // The accesses, at the addresses prev's registers give; their values follow the registers.
+  const std::span<const uint64_t> regs(state_.data(), slots_);
+  for (const AccessFormula &f : recipe->formulas)
+    addAccess(f.address(regs), f.size, f.read, f.write);
   return nullptr;
 }
 
@@ -778,18 +777,18 @@ const char *RecordDecoder::decodeSection(std::span<const uint8_t> &in) {
 const char *RecordDecoder::decodeRemembered(std::span<const uint8_t> &in,
                                             const MemoryRecipe &recipe) {
   unsigned v = 0;
-  for (const MemorySlot &s : predicted_) {
-    if (!usable(s))
-      return "unusable memory slot";
-    MemoryAccess &a = addAccess(s.address, s.size, s.read, s.write);
-    auto value = [&](std::vector<uint8_t> &bytes) {
-      const uint8_t source = recipe.sources[v++];
-      return source == MemoryRecipe::kLiteral ? getBytes(in, a.size, bytes)
-                                              : copySlots(source - 1u, false, a.size, bytes);
-    };
-    if ((a.read && !value(a.readValue)) || (a.write && !value(a.writtenValue)))
-      return "bad memory value";
-  }
+  auto value = [&](uint32_t size, std::vector<uint8_t> &bytes) {
+    const uint8_t source = recipe.sources[v++];
+    if (source == MemoryRecipe::kLiteral)
+      return getBytes(in, size, bytes);
+    // The slots hold the value's bytes in a row, as learned (see learnMemory): no checks.
+    bytes.resize(size);
+    std::memcpy(bytes.data(), &state_[source - 1u], size);
+    return true;
+  };
+  for (MemoryAccess &a : record_.memory)
+    if ((a.read && !value(a.size, a.readValue)) || (a.write && !value(a.size, a.writtenValue)))
+      return "truncated memory value";
   return nullptr;
 }
 

@@ -18,6 +18,7 @@
 #include "codec/DiffFormat.h"
 #include "codec/MemoryOperands.h"
 #include "codec/SampleCoder.h"
+#include "codec/ShortBytes.h"
 #include "codec/SlotCompare.h"
 #include "codec/TraceRecord.h"
 
@@ -32,6 +33,7 @@ struct MemoryRecipe {
 
   AccessFormulas formulas; // empty: nothing learned
   std::array<uint8_t, kMaxValues> sources{};
+  bool literals = false; // some source is kLiteral
 };
 
 // What the last record made at one pc did.
@@ -111,14 +113,11 @@ protected:
                                            const SlotMask &changing);
   // The memory `entry` learned, if any, for a record whose instruction bytes are the entry's.
   const MemoryRecipe *recipeOf(const History &entry, bool instructionKnown) const {
-    return instructionKnown && entry.memoryLearned ? &recipes_[&entry - history_.data()]
-                                                   : nullptr;
+    return instructionKnown && entry.memoryLearned ? &recipes_[&entry - history_.data()] : nullptr;
   }
   // Whether `record`'s memory is what `recipe` says, with state_ still prev's registers: each
   // access at its formula's address, size and direction, each value from its source.
   bool matchesRecipe(const MemoryRecipe &recipe, const TraceRecord &record) const;
-  // predicted_ from `recipe`'s formulas and state_ (prev's registers), for the decoder.
-  void predictFromRecipe(const MemoryRecipe &recipe);
   // After a record with a memory section: whether the section could be a recipe (every access
   // one of the model's slots, in order, all of them, at most kMaxFormulas, no escapes); its
   // values' source codes are noted as they are coded.
@@ -228,8 +227,13 @@ private:
                                         uint64_t pcBefore, const SlotMask &changing);
   [[gnu::noinline]] uint8_t *encodeMemory(const TraceRecord &record, History &entry,
                                           uint8_t memoryHead, uint64_t pcBefore, uint8_t *out);
+  // Whether the entry is pcBefore's and holds the record's instruction bytes: the encoder then
+  // does not store them (encodeDelta), which is what the decoder goes by.
   bool instructionKnown(const History &entry, uint64_t pcBefore,
-                        std::span<const uint8_t> instruction) const;
+                        std::span<const uint8_t> instruction) const {
+    return known(entry, pcBefore) && entry.instructionLength == instruction.size() &&
+           sameShort(entry.instruction.data(), instruction.data(), instruction.size());
+  }
   uint8_t *encodeSection(const TraceRecord &record, uint8_t *out);
   // The literal values of a record whose memory matchesRecipe().
   uint8_t *encodeRemembered(const TraceRecord &record, const MemoryRecipe &recipe, uint8_t *out);
@@ -282,12 +286,11 @@ private:
   // Out of line like the encoder's: inlined, the memory path doubled decodeDelta's code and cost
   // records without memory 3 % more instructions. beginMemory also checks the memory bits of
   // the head, so that records without memory need not.
-  [[gnu::noinline]] const char *beginMemory(uint8_t head, const History &entry,
-                                            uint64_t pcBefore);
+  [[gnu::noinline]] const char *beginMemory(uint8_t head, const History &entry, uint64_t pcBefore);
   [[gnu::noinline]] const char *decodeMemory(std::span<const uint8_t> &in, uint8_t head,
                                              History &entry, uint64_t pcBefore);
   const char *decodeSection(std::span<const uint8_t> &in);
-  // The accesses of a record with memory as remembered: predicted_'s, with the recipe's values.
+  // The values of a record's accesses as remembered (beginMemory added the accesses).
   const char *decodeRemembered(std::span<const uint8_t> &in, const MemoryRecipe &recipe);
   const char *decodeEscapes(std::span<const uint8_t> &in, bool keyframe, uint64_t count);
   bool decodeValue(std::span<const uint8_t> &in, uint32_t size, bool keyframe,

@@ -788,6 +788,40 @@ TEST(DiffCodec, RememberedMemoryFallsBackWhereRecordsDiffer) {
   }
 }
 
+// Against its contract, formulas of other sizes than the model's slots (16 bytes each).
+class FakeModelWithOtherSizes : public FakeModel {
+public:
+  using FakeModel::FakeModel;
+  bool formulas(std::span<const uint8_t> bytes, uint64_t pc, AccessFormulas &out) override {
+    AccessFormulas asked;
+    if (!FakeModel::formulas(bytes, pc, asked))
+      return false;
+    out.clear();
+    for (AccessFormula f : asked) {
+      f.size = 16;
+      out.add(f);
+    }
+    return true;
+  }
+};
+
+// A pc learns its memory only from formulas of its slots' sizes and directions, at which its
+// values were checked: records as remembered are then not checked again. A decoder whose model
+// disagrees with itself reports them as damage instead of reading values past their slots.
+TEST(DiffCodec, MemoryIsRememberedOnlyAtTheSlotsSizes) {
+  const StreamLayout layout = layoutFor(Isa::X86_64, false);
+  const std::vector<TraceRecord> records = memoryLoop(layout, 20, [](int) { return false; });
+  FakeModel model(layout.mainCount);
+  const std::vector<uint8_t> stream = encodeAll(layout, {8192, 12, 0}, &model, records);
+  FakeModelWithOtherSizes other(layout.mainCount);
+  const DecodedStream decoded = decodeStream(stream, &other);
+  ASSERT_EQ(decoded.report.damage.size(), 1u);
+  EXPECT_NE(decoded.report.damage[0].reason.find("none was learned"), std::string::npos);
+  // The records before the first as remembered (its pc's third time), exactly.
+  ASSERT_EQ(decoded.records.size(), 7u);
+  expectSameRecords({records.begin(), records.begin() + 7}, decoded.records);
+}
+
 // A record may say its memory is as remembered only where the stream's version has the bit,
 // never with a memory section, and only where something was learned.
 TEST(DiffCodec, MemoryAsRememberedIsCheckedByTheDecoder) {
