@@ -6,6 +6,7 @@
 #include "StopReplyTap.h"
 #include "capture/ProcFile.h"
 #include "command/Session.h"
+#include "isa/StepLanding.h"
 #include "native/PtraceRegisters.h"
 #include "target/Demangle.h"
 #include "target/GdbSignals.h"
@@ -36,6 +37,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dirent.h>
 #include <memory>
 #include <signal.h>
@@ -663,6 +665,24 @@ std::vector<uint8_t> LldbTarget::readHostMemory(uint64_t addr, size_t size) {
   return bytes;
 }
 
+bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
+  constexpr size_t kLongestInstruction = 15;
+  if (!stepDecoder_)
+    stepDecoder_.emplace(setup_.isa);
+  const std::optional<InstructionInfo> insn =
+      stepDecoder_->decode(readHostMemory(pc, kLongestInstruction), pc);
+  if (!insn)
+    return true;
+  std::optional<uint64_t> returnAddress;
+  if (insn->kind == BranchKind::Return)
+    if (const std::vector<uint8_t> top = readHostMemory(sp, sizeof(uint64_t));
+        top.size() == sizeof(uint64_t)) {
+      returnAddress.emplace();
+      std::memcpy(&*returnAddress, top.data(), sizeof(uint64_t));
+    }
+  return stepMayLandAt(*insn, returnAddress, where);
+}
+
 std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
   constexpr uint8_t kInt3 = 0xcc;
   if (!serverSteps_ || serverSteps_->tid() != tid || setup_.isa != Isa::X86_64)
@@ -689,20 +709,37 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
       return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
     return lldbStop();
   };
+  // LLDB's step that carries a run goes on stepping, unrecorded, when the run ends at the pc the
+  // step began at: to its mind the step did not move. So a run neither begins at an instruction
+  // that may land on itself (a rep string instruction: LLDB's step takes it whole) nor makes a
+  // step that may land where it began; the next step begins a new run instead.
   if (serverSteps_->holding()) {
-    if (serverSteps_->stepAgain())
-      return landed();
-    // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
-    // step has returned with it; or it gave up waiting and this step is still to be made.
-    if (serverSteps_->stepMade())
-      return lldbStop();
-    serverSteps_->finish();
-    return std::nullopt;
+    const RegisterTable &table = registerTable(setup_.isa);
+    std::vector<uint64_t> regs;
+    if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
+        !stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) {
+      if (serverSteps_->stepAgain())
+        return landed();
+      // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
+      // step has returned with it; or it gave up waiting and this step is still to be made.
+      if (serverSteps_->stepMade())
+        return lldbStop();
+      serverSteps_->finish();
+      return std::nullopt;
+    }
+    // LLDB's step ends where the run's last step landed; this step begins the next run.
+    if (StopEvent ended = lldbStop(); ended.kind != StopEvent::Kind::Step)
+      return ended;
   }
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetThreadByID(tid);
-  if (!thread.IsValid() || atBreakpointByte(thread.GetFrameAtIndex(0).GetPC()))
+  if (!thread.IsValid())
     return std::nullopt;
+  lldb::SBFrame frame = thread.GetFrameAtIndex(0);
+  const uint64_t pc = frame.GetPC();
+  if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc))
+    return std::nullopt;
+  runStart_ = pc;
   lldbStepError_.Clear();
   const bool held = serverSteps_->start([this, thread]() mutable {
     SynchronousExecution synchronous(debugger_);

@@ -8,6 +8,7 @@
 #include "ServerSteps.h"
 #include "capture/ProcFile.h"
 #include "command/RoutineSample.h"
+#include "isa/InstructionInfo.h"
 #include "native/NativeStack.h"
 #include "target/HostProcess.h"
 #include "target/Target.h"
@@ -169,6 +170,9 @@ private:
   // Memory of the process on this host read directly (what a run of steps reads), as
   // readProcessMemoryPrefix() reads it.
   std::vector<uint8_t> readHostMemory(uint64_t addr, size_t size);
+  // Whether one step of the instruction at `pc`, with the stack pointer `sp`, may end at `where`
+  // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
+  bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
   // The stop after LLDB's own step of `thread` (thread `tid`; `error` its outcome), as
   // stepInstruction() reports it.
   StopEvent afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,
@@ -209,6 +213,8 @@ private:
   HiddenBreakpoints hidden_;
   std::unique_ptr<ServerSteps> serverSteps_; // while a Stepper steps a thread (beginStepping())
   lldb::SBError lldbStepError_;              // the outcome of the step that began a run
+  uint64_t runStart_ = 0;                    // the pc that step began at
+  std::optional<InstructionDecoder> stepDecoder_; // for stepMayEndAt(), made at its first use
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;
   bool resumeOwed_ = false;

@@ -153,6 +153,21 @@ class StepTraceTest:
         self.assertIn(int(note.group(1)), (35, 230), "nanosleep or clock_nanosleep")
         self.assertRegex(out[note.end():], r"strobe: stepped 3 instructions of thread \d+")
 
+    def test_the_thread_stays_where_a_trace_until_its_start_ends(self):
+        # From body's first instruction back to it, twice. LLDB's step that carries a run of steps
+        # inside lldb-server had taken one more, unrecorded, where the run ended at the pc it began
+        # at: the thread was left in mix, and the second trace began there.
+        rc, out = self.commands(["b body", "run", self.delete_breakpoints,
+                                 "strobe step --until body --quiet", self.read_pc,
+                                 "strobe step --until body --quiet", self.read_pc],
+                                harness.fixture("loop_helper"), args=("120", "0"))
+        self.assertEqual(rc, 0, out)
+        reached = [int(pc, 16) for pc in re.findall(r"the pc reached (0x[0-9a-f]+)", out)]
+        after = [int(pc, 16) for pc in re.findall(self.pc_pattern, out)]
+        self.assertEqual(len(reached), 2, out)
+        self.assertEqual(after, reached, out)
+        self.assertEqual(reached[0], reached[1], out)
+
     def test_a_watchpoint_ends_the_trace_with_the_store_that_fired_it(self):
         for watch in self.watch_commands:
             with self.subTest(watch=watch):
@@ -205,6 +220,9 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.GdbSession
     commands = staticmethod(harness.gdb)
     script = "python"
+    delete_breakpoints = "delete"
+    read_pc = "x/i $pc"
+    pc_pattern = r"=> (0x[0-9a-f]+)"
     # A software watchpoint is checked by GDB at every step, and listed at every stop.
     watch_commands = (["watch iteration"], ["set can-use-hw-watchpoints 0", "watch iteration"])
 
@@ -272,6 +290,9 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.LldbSession
     commands = staticmethod(harness.lldb)
     script = "script"
+    delete_breakpoints = "breakpoint delete -f"
+    read_pc = "register read pc"
+    pc_pattern = r"rip = (0x[0-9a-f]+)"
     watch_commands = (["watchpoint set variable iteration"],)
 
     def setUp(self):

@@ -1,0 +1,18 @@
+// Where one single step can land: for a front-end whose debugger judges a step by the pc it ends
+// at (LLDB's step of one instruction goes on stepping while the pc is the one it began at).
+#pragma once
+
+#include "isa/InstructionInfo.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace strobe {
+
+// Whether a step of `insn` may end at `where`. `returnAddress`: where a return goes (the word on
+// top of the stack), if known. Without it, and for indirect jumps and calls and system calls
+// (sigreturn goes anywhere), the answer is yes: a caller that must avoid `where` then avoids it.
+bool stepMayLandAt(const InstructionInfo &insn, std::optional<uint64_t> returnAddress,
+                   uint64_t where);
+
+} // namespace strobe
