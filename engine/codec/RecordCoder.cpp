@@ -532,7 +532,7 @@ void setInstruction(std::vector<uint8_t> &instruction, std::span<const uint8_t> 
   copyShort(instruction.data(), bytes.data(), bytes.size());
 }
 
-// Whether a slot the model (or what it said, learned) gives can be an access of a stream.
+// Whether a slot the model gives can be an access of a stream.
 bool usable(const MemorySlot &s) {
   return s.size != 0 && s.size <= kMaxAccessBytes && (s.read || s.write);
 }
@@ -712,7 +712,6 @@ RecordDecoder::decodeDelta(std::span<const uint8_t> &input) {
 }
 
 const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint64_t pcBefore) {
-  const bool instructionKnown = known(entry, pcBefore) && !(head & kInstructionFollows);
   if ((head & rejectedHeadBits_) ||
       (head & (kMemoryFollows | kMemoryRemembered)) == (kMemoryFollows | kMemoryRemembered))
     return "reserved bits set in a record head";
@@ -721,7 +720,7 @@ const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint6
                       known(entry, pcBefore) ? entry.changed : SlotMask{});
     return nullptr;
   }
-  const MemoryRecipe *recipe = recipeOf(entry, instructionKnown);
+  const MemoryRecipe *recipe = recipeOf(entry, instructionKnown(entry, pcBefore, head));
   if (!recipe)
     return "memory as remembered where none was learned";
   // The accesses, at the addresses prev's registers give; their values follow the registers.
@@ -733,12 +732,12 @@ const char *RecordDecoder::beginMemory(uint8_t head, const History &entry, uint6
 
 const char *RecordDecoder::decodeMemory(std::span<const uint8_t> &in, uint8_t head, History &entry,
                                         uint64_t pcBefore) {
-  const bool instructionKnown = known(entry, pcBefore) && !(head & kInstructionFollows);
   if (head & kMemoryRemembered)
     return decodeRemembered(in, *recipeOf(entry, true));
   if (const char *problem = decodeSection(in))
     return problem;
-  learnMemory(entry, instructionKnown, record_.instruction, pcBefore); // (see encodeMemory)
+  // (See encodeMemory.)
+  learnMemory(entry, instructionKnown(entry, pcBefore, head), record_.instruction, pcBefore);
   return nullptr;
 }
 

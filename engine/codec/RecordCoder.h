@@ -289,6 +289,11 @@ private:
   [[gnu::noinline]] const char *beginMemory(uint8_t head, const History &entry, uint64_t pcBefore);
   [[gnu::noinline]] const char *decodeMemory(std::span<const uint8_t> &in, uint8_t head,
                                              History &entry, uint64_t pcBefore);
+  // Whether the entry is pcBefore's and the record did not store its instruction bytes: then
+  // they are the entry's (the encoder's instructionKnown, as the head tells it).
+  bool instructionKnown(const History &entry, uint64_t pcBefore, uint8_t head) const {
+    return known(entry, pcBefore) && !(head & kInstructionFollows);
+  }
   const char *decodeSection(std::span<const uint8_t> &in);
   // The values of a record's accesses as remembered (beginMemory added the accesses).
   const char *decodeRemembered(std::span<const uint8_t> &in, const MemoryRecipe &recipe);
