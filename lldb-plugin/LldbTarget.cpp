@@ -641,13 +641,18 @@ bool LldbTarget::interruptRequested() {
   return InterruptWatch::requested() || debugger_.InterruptRequested();
 }
 
-std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid) {
+std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid,
+                                                         const std::set<uint64_t> &until) {
   struct Scope : SteppingScope {
     explicit Scope(LldbTarget &target) : target(target) {}
     ~Scope() override { target.serverSteps_.reset(); }
+    void lastStepNext() override { target.lastStepNext_ = true; }
+    bool mayStopHere() const override { return !target.heldAtRunStart(); }
     LldbTarget &target;
   };
   serverSteps_.reset();
+  stepUntil_ = until;
+  lastStepNext_ = false;
   if (setup_.process != selectedProcess().GetUniqueID())
     learnSetup();
   // A process on this host, whose lldb-server strobe started. Not with a watchpoint: the kernel
@@ -710,14 +715,18 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     return lldbStop();
   };
   // LLDB's step that carries a run goes on stepping, unrecorded, when the run ends at the pc the
-  // step began at: to its mind the step did not move. So a run neither begins at an instruction
-  // that may land on itself (a rep string instruction: LLDB's step takes it whole) nor makes a
-  // step that may land where it began; the next step begins a new run instead.
+  // step began at: to its mind the step did not move. So a run never begins at an instruction
+  // that may land on itself (a rep string instruction: LLDB's step takes it whole), and it ends
+  // before a step that may land where it began if the Stepper may stop after that step (its
+  // last, or the run began at an `until` pc); the next step begins a new run instead. Elsewhere a
+  // run passes its start freely, once an iteration in a loop: a stop the Stepper chooses asks
+  // first (mayStopHere), and Ctrl-C waits for a step (stepInstruction).
+  const bool stopMayFollow = std::exchange(lastStepNext_, false) || stepUntil_.count(runStart_);
   if (serverSteps_->holding()) {
     const RegisterTable &table = registerTable(setup_.isa);
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
-        !stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) {
+        !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_))) {
       if (serverSteps_->stepAgain())
         return landed();
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
@@ -749,8 +758,17 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
   return held ? landed() : lldbStop();
 }
 
+bool LldbTarget::heldAtRunStart() const {
+  std::vector<uint64_t> regs;
+  return serverSteps_ && serverSteps_->holding() &&
+         registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
+         regs[registerTable(setup_.isa).pc] == runStart_;
+}
+
 StopEvent LldbTarget::stepInstruction(uint64_t tid) {
-  if (interruptRequested()) {
+  // Not where a run holds a stop at its start: this step moves the thread off it (no run begins
+  // at an instruction that lands on itself), and the next one stops.
+  if (interruptRequested() && !heldAtRunStart()) {
     if (serverSteps_)
       serverSteps_->finish(); // LLDB's API is busy while a run holds a stop
     throw Interrupted();

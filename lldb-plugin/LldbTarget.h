@@ -62,7 +62,8 @@ public:
   void resumeInBackground() override;
   bool isRunning() override;
   StopEvent stepInstruction(uint64_t tid) override;
-  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid) override;
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid,
+                                               const std::set<uint64_t> &until) override;
   std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
                                                BreakpointHandler handler) override;
 
@@ -167,6 +168,8 @@ private:
   }
   // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
   std::optional<StopEvent> stepInsideServer(uint64_t tid);
+  // Whether a run holds a stop at the pc it began at: ending it there, LLDB's step would go on.
+  bool heldAtRunStart() const;
   // Memory of the process on this host read directly (what a run of steps reads), as
   // readProcessMemoryPrefix() reads it.
   std::vector<uint8_t> readHostMemory(uint64_t addr, size_t size);
@@ -214,6 +217,10 @@ private:
   std::unique_ptr<ServerSteps> serverSteps_; // while a Stepper steps a thread (beginStepping())
   lldb::SBError lldbStepError_;              // the outcome of the step that began a run
   uint64_t runStart_ = 0;                    // the pc that step began at
+  // Where the Stepper stops: after a step that lands at one of stepUntil_, and after the next
+  // step where lastStepNext_ (SteppingScope).
+  std::set<uint64_t> stepUntil_;
+  bool lastStepNext_ = false;
   std::optional<InstructionDecoder> stepDecoder_; // for stepMayEndAt(), made at its first use
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;

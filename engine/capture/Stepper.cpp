@@ -64,7 +64,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
   outcome.trace.append(previous);
   outcome.absentExtended = absentExtended_;
 
-  const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid);
+  const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid, request.until);
   try {
     while (outcome.trace.size() - 1 < request.count) {
       uint64_t pc = previous.regs[pcIndex];
@@ -90,6 +90,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
         }
       }
 
+      if (stepping && outcome.trace.size() == request.count)
+        stepping->lastStepNext();
       StopEvent stop = target_.stepInstruction(request.tid);
       const bool completed = stop.kind == StopEvent::Kind::Step;
       if (!completed) {
@@ -128,7 +130,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
         outcome.reachedUntil = true;
         break;
       }
-      if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs) {
+      if (request.maxDurationNs && nowNs() - begin > request.maxDurationNs &&
+          (!stepping || stepping->mayStopHere())) {
         outcome.endReason = "the time limit was reached";
         break;
       }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -84,10 +85,18 @@ public:
 };
 
 // Held by the Stepper while it steps one thread (Target::beginStepping()); its destructor ends
-// whatever the front-end keeps to itself meanwhile.
+// whatever the front-end keeps to itself meanwhile. Ending it must leave the thread where the last
+// step did, which a front-end may manage only where it knows beforehand that the Stepper may stop
+// (LLDB's step that carries steps kept from it takes one more of its own where they end at the pc
+// it began at): it is told of the stops the Stepper plans, and asked before one it chooses.
 class SteppingScope {
 public:
   virtual ~SteppingScope() = default;
+  // The Stepper stops after the next step, wherever it lands (its count runs out).
+  virtual void lastStepNext() {}
+  // Whether the Stepper may stop at this step's stop for a reason of its own (its time limit).
+  // False: ending here would move the thread on; the Stepper records another step first.
+  virtual bool mayStopHere() const { return true; }
 };
 
 class Session;
@@ -164,8 +173,14 @@ public:
   virtual StopEvent stepInstruction(uint64_t tid) = 0;
   // stepInstruction() calls on `tid` follow, with reads of that thread and of memory between
   // them, until the returned scope goes: a front-end may keep the steps from the debugger
-  // meanwhile (LLDB steps inside lldb-server). Null: nothing is kept.
-  virtual std::unique_ptr<SteppingScope> beginStepping(uint64_t) { return nullptr; }
+  // meanwhile (LLDB steps inside lldb-server). The Stepper stops after a step that lands at one
+  // of `until`. Null: nothing is kept.
+  virtual std::unique_ptr<SteppingScope> beginStepping(uint64_t tid,
+                                                       const std::set<uint64_t> &until) {
+    (void)tid;
+    (void)until;
+    return nullptr;
+  }
   // Inserts a breakpoint whose hits run `handler` and never reach the user (see BreakpointHandler).
   // Null when the address cannot take a breakpoint.
   virtual std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,

@@ -168,6 +168,24 @@ class StepTraceTest:
         self.assertEqual(after, reached, out)
         self.assertEqual(reached[0], reached[1], out)
 
+    def test_the_thread_stays_where_a_count_back_to_the_start_ends(self):
+        # One iteration of body's loop, then two, counted from body: each trace ends at body, the
+        # second after passing it once. A run of steps inside lldb-server passes its start freely
+        # mid-trace, and ends before a last step that may land there.
+        start = ["b body", "run", self.delete_breakpoints, "strobe step --until body --quiet"]
+        rc, out = self.commands(start + ["strobe step --until body --quiet"],
+                                harness.fixture("loop_helper"), args=("120", "0"))
+        self.assertEqual(rc, 0, out)
+        iteration = [int(n) for n in re.findall(r"stepped (\d+) instructions", out)][-1]
+        rc, out = self.commands(start + [f"strobe step --count {iteration} --quiet", self.read_pc,
+                                         f"strobe step --count {2 * iteration} --quiet",
+                                         self.read_pc],
+                                harness.fixture("loop_helper"), args=("120", "0"))
+        self.assertEqual(rc, 0, out)
+        body = int(re.search(r"the pc reached (0x[0-9a-f]+)", out).group(1), 16)
+        self.assertEqual([int(pc, 16) for pc in re.findall(self.pc_pattern, out)], [body, body],
+                         out)
+
     def test_a_watchpoint_ends_the_trace_with_the_store_that_fired_it(self):
         for watch in self.watch_commands:
             with self.subTest(watch=watch):

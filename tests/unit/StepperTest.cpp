@@ -22,19 +22,30 @@ public:
   std::optional<uint64_t> watched;       // a store here stops the step after it, as a watchpoint
   size_t steps = 0;
   size_t stepsAsked = 0;
-  // beginStepping(): the thread asked for, whether its scope is alive, the steps made inside it.
+  // beginStepping(): the thread and the stops asked for, whether its scope is alive, the steps
+  // made inside it, after how many of them the scope heard that the next is the last, and the
+  // rip at which it lets the Stepper stop of its own accord (any, if none).
   std::optional<uint64_t> steppingTid;
+  std::set<uint64_t> steppingUntil;
   bool steppingScopeAlive = false;
   size_t stepsInScope = 0;
+  std::vector<size_t> lastStepHeardAfter;
+  std::optional<uint64_t> mayStopAt;
 
-  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid) override {
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid,
+                                               const std::set<uint64_t> &until) override {
     struct Scope : SteppingScope {
-      explicit Scope(bool &alive) : alive(alive) { alive = true; }
-      ~Scope() override { alive = false; }
-      bool &alive;
+      explicit Scope(LoopMachine &machine) : machine(machine) { machine.steppingScopeAlive = true; }
+      ~Scope() override { machine.steppingScopeAlive = false; }
+      void lastStepNext() override { machine.lastStepHeardAfter.push_back(machine.stepsInScope); }
+      bool mayStopHere() const override {
+        return !machine.mayStopAt || machine.regs[kRip] == *machine.mayStopAt;
+      }
+      LoopMachine &machine;
     };
     steppingTid = tid;
-    return std::make_unique<Scope>(steppingScopeAlive);
+    steppingUntil = until;
+    return std::make_unique<Scope>(*this);
   }
 
   LoopMachine() {
@@ -165,6 +176,17 @@ TEST(Stepper, ATimeLimitEndsSteppingShortOfTheLocation) {
   EXPECT_EQ(limited.endReason, "the time limit was reached");
 }
 
+// A front-end that cannot end its steps everywhere (LLDB's at the pc a run of them began at) keeps
+// the Stepper stepping, and recording, until it can.
+TEST(Stepper, ATimeLimitWaitsForAStopTheSteppingScopeCanEndAt) {
+  LoopMachine machine;
+  machine.mayStopAt = 0x1000; // after add (0x1004), mov (0x1007), then jmp
+  StepOutcome limited = Stepper(machine).run({1001, 100'000, {}, false, {}, 1});
+  EXPECT_EQ(limited.endReason, "the time limit was reached");
+  ASSERT_EQ(limited.trace.size(), 4u);
+  EXPECT_EQ(limited.trace.records()[3].regs[kRip], 0x1000u);
+}
+
 TEST(Stepper, CtrlCEndsSteppingAndKeepsTheStepsTaken) {
   LoopMachine machine;
   machine.interruptAtStep = 5;
@@ -192,6 +214,21 @@ TEST(Stepper, EveryStepIsInsideTheSteppingScopeWhichEndsWithTheRun) {
   out = Stepper(interrupted).run({1001, 6, {}, false, {}});
   EXPECT_EQ(out.trace.size(), 3u);
   EXPECT_FALSE(interrupted.steppingScopeAlive);
+}
+
+// The scope hears of the stops the Stepper plans: its `until` pcs, and its count's last step
+// before that step is made.
+TEST(Stepper, TheSteppingScopeHearsWhereSteppingWillStop) {
+  LoopMachine counted;
+  Stepper(counted).run({1001, 6, {}, false, {}});
+  EXPECT_TRUE(counted.steppingUntil.empty());
+  EXPECT_EQ(counted.lastStepHeardAfter, (std::vector<size_t>{5}));
+
+  LoopMachine until;
+  StepOutcome out = Stepper(until).run({1001, 6, {0x1007, 0x2000}, false, {}});
+  EXPECT_TRUE(out.reachedUntil);
+  EXPECT_EQ(until.steppingUntil, (std::set<uint64_t>{0x1007, 0x2000}));
+  EXPECT_TRUE(until.lastStepHeardAfter.empty()) << "stopped at 0x1007 after 2 of 6 steps";
 }
 
 TEST(StepCommand, AThreadInsideASystemCallIsNamedBeforeTheWait) {
