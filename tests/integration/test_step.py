@@ -303,6 +303,25 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         lists = sum(p.startswith("qXfer:threads:read") for p in packets)
         self.assertLessEqual(lists, steps + 2, packets[:40])
 
+    def test_a_remote_trace_gives_back_the_users_step_settings(self):
+        # Over gdbserver strobe steps with GDB's `stepi`, under settings of its own
+        # (scheduler-locking, notifications); afterwards they are the user's again.
+        port = harness.free_port()
+        program = harness.fixture("steploop_int")
+        with harness.Background(["gdbserver", f"127.0.0.1:{port}", program, "1000000000"]):
+            rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break step_work",
+                                   "continue", "set scheduler-locking off",
+                                   "strobe step --count 20 --quiet", "show scheduler-locking",
+                                   "show suppress-cli-notifications",
+                                   "set suppress-cli-notifications on",
+                                   "strobe step --count 20 --quiet",
+                                   "show suppress-cli-notifications", "kill"], program)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(len(re.findall(r"strobe: stepped 20 instructions", out)), 2, out)
+        self.assertIn('Mode for locking scheduler during execution is "off".', out)
+        self.assertEqual(re.findall(r"Suppression of printing CLI notifications is (\w+)", out),
+                         ["off", "on"], out)
+
 
 class LldbStepTest(StepTraceTest, unittest.TestCase):
     debugger = harness.LldbSession
