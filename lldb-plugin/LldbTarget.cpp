@@ -699,15 +699,28 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     std::vector<uint8_t> byte = readHostMemory(pc, 1);
     return byte.empty() || byte[0] == kInt3;
   };
+  // Where the library had to hand a stop at the run's start to lldb-server (LLDB stalled for
+  // seconds), LLDB's step went on by itself: the stop now is not the next step's, and the trace
+  // can only end.
+  auto unlessSteppedOn = [&] {
+    if (!serverSteps_->lldbSteppedOn())
+      return;
+    serverSteps_->finish();
+    throw Interrupted("LLDB stepped the thread on by itself, unrecorded, while strobe's library in "
+                      "lldb-server had stopped waiting for it; the trace ends at the last "
+                      "instruction it recorded");
+  };
   // The step's stop as LLDB reports it, once the run has ended.
   auto lldbStop = [&] {
     serverSteps_->finish();
+    unlessSteppedOn();
     lldb::SBProcess process = selectedProcess();
     lldb::SBThread thread = process.GetThreadByID(tid);
     return afterStep(process, thread, tid, lldbStepError_);
   };
   // After a step of the run: the held stop, unless LLDB is to have it.
   auto landed = [&] {
+    unlessSteppedOn();
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
         !atBreakpointByte(regs[registerTable(setup_.isa).pc]))
