@@ -27,6 +27,14 @@ std::string label(const LoopRebuild &rebuilt, const Element &element) {
   return label(rebuilt, element.function, element.ordinal);
 }
 
+// The label of the path's step at `pc`.
+std::string stepLabel(const LoopRebuild &rebuilt, uint64_t pc) {
+  for (const LoopStep &step : rebuilt.path)
+    if (step.element.pc == pc)
+      return label(rebuilt, step.element);
+  return "?";
+}
+
 std::string contextLabel(const LoopRebuild &rebuilt, const Element &element) {
   return element.context ? label(rebuilt, element.context->function, element.context->ordinal)
                          : std::string();
@@ -202,6 +210,16 @@ std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
         rebuilt.pathComplete ? ""
                              : "; the walk through the code stopped early (an indirect jump or "
                                "code the capture lacks): after that, the merged samples' order");
+  if (!rebuilt.steppedOverCalls.empty()) {
+    std::vector<std::string> calls;
+    for (uint64_t call : rebuilt.steppedOverCalls)
+      calls.push_back(fmt::format("{} at {:#x}", stepLabel(rebuilt, call), call));
+    const bool one = calls.size() == 1;
+    out += fmt::format("note: the path steps over {} call{} into code the capture lacks ({}): the "
+                       "instructions {} run{} are missing from it\n",
+                       calls.size(), one ? "" : "s", fmt::join(calls, ", "), one ? "it" : "they",
+                       one ? "s" : "");
+  }
   if (rebuilt.offPathSamples > 0)
     out +=
         fmt::format("off the path: {} of {} samples fell on instructions the path does not run\n",
@@ -232,6 +250,9 @@ std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
 json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
   const LoopTraceDiagnostics &d = rebuilt.trace.diagnostics;
   std::optional<double> share = cpuShare(capture);
+  std::vector<std::string> steppedOverCalls;
+  for (uint64_t call : rebuilt.steppedOverCalls)
+    steppedOverCalls.push_back(json::quote(fmt::format("{:#x}", call)));
   std::vector<std::string> contradictions;
   for (const Contradiction &c : d.contradictions) {
     std::vector<std::string> elements;
@@ -262,6 +283,7 @@ json::Object summaryJson(const Capture &capture, const LoopRebuild &rebuilt) {
       .add("walked", rebuilt.walked ? "true" : "false")
       .add("pathComplete", rebuilt.pathComplete ? "true" : "false")
       .add("offPathSamples", json::number(uint64_t{rebuilt.offPathSamples}))
+      .add("steppedOverCalls", json::array(steppedOverCalls))
       .add("mergeSteps", json::number(uint64_t{d.mergeSteps}))
       .add("meanStepLikelihood", json::number(d.meanStepLikelihood, 3))
       .add("contradictingIterations", json::number(uint64_t{contradictingIterations(rebuilt)}))

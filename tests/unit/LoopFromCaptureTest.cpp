@@ -117,6 +117,18 @@ TEST(LoopFromCapture, UnsampledInstructionsAreFilledInFromTheCode) {
   EXPECT_TRUE(rebuilt.pathComplete);
 }
 
+// A call into code the capture lacks is stepped over, and the rebuild names it: the path is
+// short of its callee's instructions (here func_C's ten, of the 56).
+TEST(LoopFromCapture, CallsIntoCodeTheCaptureLacksAreNamed) {
+  Capture capture = sampledCapture(repeated(40, kSpecCallees), 130, 27);
+  LoopRebuild whole = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  EXPECT_TRUE(whole.steppedOverCalls.empty());
+  capture.code.erase(kFuncC);
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  EXPECT_EQ(rebuilt.steppedOverCalls, (std::vector<uint64_t>{kFuncM + 4 * kCallLength}));
+  EXPECT_LT(rebuilt.path.size(), whole.path.size());
+}
+
 TEST(LoopFromCapture, ExpressionSplitUsesTheValues) {
   Capture capture = sampledCapture(repeated(4, kSpecCallees), 1);
   capture.loop->split = LoopSplit::Expression;

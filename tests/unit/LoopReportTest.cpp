@@ -125,6 +125,19 @@ TEST(LoopReport, JsonCarriesRowsAndSummary) {
   EXPECT_NE(json.find("\"split\":\"marker\""), std::string::npos);
 }
 
+TEST(LoopReport, CallsIntoCodeTheCaptureLacksAreNamed) {
+  Capture capture = sampledCapture(std::vector<std::vector<uint64_t>>(40, kSpecCallees), 130, 27);
+  capture.code.erase(kFuncC);
+  const LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  const std::string text = renderLoop(capture, rebuilt, false);
+  EXPECT_NE(text.find("note: the path steps over 1 call into code the capture lacks (func_M:4 at "
+                      "0x2008): the instructions it runs are missing from it\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(renderLoop(capture, rebuilt, true).find("\"steppedOverCalls\":[\"0x2008\"]"),
+            std::string::npos);
+}
+
 TEST(LoopReport, SaysWhenNoIterationWasSampled) {
   Capture capture = emptyCapture();
   std::string text = renderLoop(capture, rebuildLoop(capture, {}, nullptr), false);

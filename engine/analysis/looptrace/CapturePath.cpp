@@ -157,12 +157,28 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
       if (PathPoint point = pointOf(element, evidence);
           point.callSite && !annotator.codedFunctionAt(point.pc))
         uncodedUnder[*point.callSite].insert(point.pc);
+  // A call the walk did not enter, or a callee's indirect jump (a tail call, which the walk
+  // takes back to the caller): code the path leaves out.
+  auto leftOut = [&](size_t i) {
+    const PathPoint &step = walked.steps[i];
+    const ControlFlowGraph *graph = graphs(step.pc);
+    const CfgInstruction *insn = graph ? graph->instructionAtOrBefore(step.pc) : nullptr;
+    if (!insn || insn->address != step.pc)
+      return false;
+    if (insn->kind == BranchKind::IndirectJump)
+      return step.callSite.has_value();
+    const bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
+    return (insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall) && !entered;
+  };
   for (size_t i = 0; i < walked.steps.size(); ++i) {
     const PathPoint &step = walked.steps[i];
     rebuilt.path.push_back({annotator.element(step.pc, step.callSite), 0, false});
-    auto under = uncodedUnder.find(step.pc);
-    bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
-    if (under != uncodedUnder.end() && !entered)
+    if (!leftOut(i))
+      continue;
+    if (std::find(rebuilt.steppedOverCalls.begin(), rebuilt.steppedOverCalls.end(), step.pc) ==
+        rebuilt.steppedOverCalls.end())
+      rebuilt.steppedOverCalls.push_back(step.pc);
+    if (auto under = uncodedUnder.find(step.pc); under != uncodedUnder.end())
       for (uint64_t pc : under->second)
         rebuilt.path.push_back({annotator.element(pc, step.pc), 0, false});
   }
