@@ -214,11 +214,10 @@ std::string summaryText(const Capture &capture, const LoopRebuild &rebuilt) {
     std::vector<std::string> calls;
     for (uint64_t call : rebuilt.steppedOverCalls)
       calls.push_back(fmt::format("{} at {:#x}", stepLabel(rebuilt, call), call));
-    const bool one = calls.size() == 1;
-    out += fmt::format("note: the path steps over {} call{} into code the capture lacks ({}): the "
-                       "instructions {} run{} are missing from it\n",
-                       calls.size(), one ? "" : "s", fmt::join(calls, ", "), one ? "it" : "they",
-                       one ? "s" : "");
+    out += fmt::format("note: the path leaves out the code reached from {} instruction{} ({}): "
+                       "calls into code the capture lacks, or indirect jumps in callees (taken "
+                       "for tail calls back to the caller)\n",
+                       calls.size(), calls.size() == 1 ? "" : "s", fmt::join(calls, ", "));
   }
   if (rebuilt.offPathSamples > 0)
     out +=

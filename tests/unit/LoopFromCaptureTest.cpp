@@ -118,7 +118,8 @@ TEST(LoopFromCapture, UnsampledInstructionsAreFilledInFromTheCode) {
 }
 
 // A call into code the capture lacks is stepped over, and the rebuild names it: the path is
-// short of its callee's instructions (here func_C's ten, of the 56).
+// short of its callee's instructions (here func_C's ten, of the 56), or of a library's behind a
+// PLT stub.
 TEST(LoopFromCapture, CallsIntoCodeTheCaptureLacksAreNamed) {
   Capture capture = sampledCapture(repeated(40, kSpecCallees), 130, 27);
   LoopRebuild whole = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
@@ -127,6 +128,13 @@ TEST(LoopFromCapture, CallsIntoCodeTheCaptureLacksAreNamed) {
   LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
   EXPECT_EQ(rebuilt.steppedOverCalls, (std::vector<uint64_t>{kFuncM + 4 * kCallLength}));
   EXPECT_LT(rebuilt.path.size(), whole.path.size());
+
+  // func_C starting as a PLT stub does: a jump through a register, which the walk takes back to
+  // func_M as a tail call.
+  capture.code[kFuncC] = calleeBytes();
+  capture.code[kFuncC].insert(capture.code[kFuncC].begin(), {0xff, 0xe0}); // jmp rax
+  rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  EXPECT_EQ(rebuilt.steppedOverCalls, (std::vector<uint64_t>{kFuncC}));
 }
 
 TEST(LoopFromCapture, ExpressionSplitUsesTheValues) {

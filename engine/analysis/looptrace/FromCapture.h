@@ -51,9 +51,9 @@ struct LoopRebuild {
   bool walked = false;        // false: the path is the merged trace as it is (pure annotation)
   bool pathComplete = false;  // the walk reached the end of the iteration
   size_t offPathSamples = 0;  // samples on instructions the path does not run
-  // Calls on the path into code the capture lacks (a function whose code was never copied, a
-  // library behind a PLT stub's jump): stepped over, their instructions are not in the path.
-  // Each call instruction's address (the stub's jump for a PLT), in path order.
+  // Instructions of the path whose continuation it leaves out, in path order: calls into code
+  // the capture lacks (a function whose code was never copied), stepped over, and indirect jumps
+  // in callees (a PLT stub's into a library), taken back to the caller.
   std::vector<uint64_t> steppedOverCalls;
   std::vector<LoopFunction> functions;     // by Element::function
   std::vector<uint64_t> loopInstructions;  // the target's own instructions, ascending
