@@ -31,7 +31,6 @@ ServerSteps::~ServerSteps() {
 bool ServerSteps::start(std::function<void()> stepOnce) {
   finish();
   lldbStepReturned_ = false;
-  serverStepsAtStart_ = channel_->serverSteps.load(std::memory_order_acquire);
   channel_->steppedTid.store(static_cast<int32_t>(tid_), std::memory_order_release);
   lldbStep_ = quietThread([this, stepOnce = std::move(stepOnce)] {
     lldbStepThread_ = std::this_thread::get_id();

@@ -43,11 +43,6 @@ public:
   // answer (seconds) and handed the held stop to lldb-server.
   bool stepAgain();
   bool stepMade() const { return stepMade_; }
-  // Whether LLDB's step that began the run went on by itself after a stop the library handed to
-  // lldb-server (LLDB stalled for seconds): the stops since are more than one step apart.
-  bool lldbSteppedOn() const {
-    return channel_->serverSteps.load(std::memory_order_acquire) - serverStepsAtStart_ > 1;
-  }
   // Ends the run: a held stop goes to lldb-server, and LLDB's step returns.
   void finish();
   bool holding() const { return holding_; }
@@ -67,7 +62,6 @@ private:
   uint64_t tid_;
   bool holding_ = false;
   bool stepMade_ = false;
-  uint32_t serverStepsAtStart_ = 0; // the channel's serverSteps before the run's LLDB step
   std::thread lldbStep_;
   std::atomic<bool> lldbStepReturned_{false};
   std::atomic<std::thread::id> lldbStepThread_;

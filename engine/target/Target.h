@@ -118,12 +118,10 @@ public:
 // resumes without showing the stop. A user breakpoint at the same address still stops for the user.
 using BreakpointHandler = std::function<void(uint64_t tid)>;
 
-// Thrown by a Target's call when the user interrupted the command (Ctrl-C), or when the debugger
-// moved on where the call cannot follow (`why`). Long loops of the engine catch it and end there,
-// keeping what they took; elsewhere it fails the command.
+// Thrown by a Target's call when the user interrupted the command (Ctrl-C). Long loops of the
+// engine catch it and end there, keeping what they took; elsewhere it fails the command.
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
-  explicit Interrupted(const std::string &why) : std::runtime_error(why) {}
 };
 
 class Target {

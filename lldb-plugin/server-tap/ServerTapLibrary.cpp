@@ -28,16 +28,13 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdarg>
-#include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 namespace strobe::lldb_plugin {
@@ -45,8 +42,8 @@ namespace {
 
 // How long a posted stop waits for the plugin to claim it (the plugin's thread wakes in tens of
 // microseconds; longer, and LLDB is busy or gone), and then for its answer. A step's stop waits
-// as long for either: the plugin is stepping and waits for it, and a stop it had missed would
-// end the run where LLDB's step may go on by itself (at the pc the step began at).
+// as long for either: the plugin is stepping and waits for it, and a stop it missed would end
+// the run where LLDB's step may go on by itself, unrecorded (at the pc the step began at).
 constexpr uint64_t kClaimWaitNs = 20'000'000;
 constexpr uint64_t kAnswerWaitNs = 2'000'000'000;
 
@@ -56,9 +53,6 @@ PtraceFunction realPtrace = nullptr;
 TapChannel *channel = nullptr; // null when the page could not be made: every call passes through
 
 ResumeLog resumes;
-// For tests (STROBE_TAP_UNCLAIMED_STEP_PC, hex): a step's stop at this pc goes to lldb-server at
-// once, as one the plugin did not claim in time (a stalled LLDB). 0: none.
-uint64_t unclaimedStepPc = 0;
 
 uint64_t monotonicNs() {
   timespec now{};
@@ -94,12 +88,6 @@ bool answered(TapChannel &c, pid_t tid, TapChannel::Kind kind) {
         c.extended));
   if (c.registersSize == 0 || (kind == TapChannel::StepStop && c.extendedSize == 0))
     return false;
-#if defined(__x86_64__)
-  uint64_t pc = 0;
-  std::memcpy(&pc, c.registers + offsetof(user_regs_struct, rip), sizeof pc);
-  if (kind == TapChannel::StepStop && unclaimedStepPc != 0 && pc == unclaimedStepPc)
-    return false;
-#endif
   c.kind = kind;
   c.tid = tid;
   c.state.store(TapChannel::Posted, std::memory_order_release);
@@ -162,8 +150,6 @@ __attribute__((constructor)) void setUp() {
     unsetenv("STROBE_SAVED_LD_PRELOAD");
   }
   realPtrace = reinterpret_cast<PtraceFunction>(dlsym(RTLD_NEXT, "ptrace"));
-  if (const char *pc = std::getenv("STROBE_TAP_UNCLAIMED_STEP_PC"))
-    unclaimedStepPc = std::strtoull(pc, nullptr, 16);
   // Close-on-exec: the program lldb-server starts must not hold it either. The descriptor stays
   // open for lldb-server's life, for the plugin to find.
   int fd = memfd_create(kTapChannelName, MFD_CLOEXEC);
@@ -205,8 +191,5 @@ extern "C" __attribute__((visibility("default"))) long ptrace(enum __ptrace_requ
   void *data = va_arg(arguments, void *);
   va_end(arguments);
   resumes.note(request, pid);
-  if (TapChannel *c = channel;
-      c && request == PTRACE_SINGLESTEP && pid == c->steppedTid.load(std::memory_order_acquire))
-    c->serverSteps.fetch_add(1, std::memory_order_acq_rel);
   return realPtrace(request, pid, address, data);
 }

@@ -28,7 +28,7 @@ namespace strobe::lldb_plugin {
 
 inline constexpr const char *kTapChannelName = "strobe-lldb-server-tap";
 // Both sides' copies of this layout: raised with any change to it.
-inline constexpr uint32_t kTapChannelVersion = 4;
+inline constexpr uint32_t kTapChannelVersion = 3;
 
 struct TapChannel {
   enum State : uint32_t { Idle, Posted, Taking, Taken, Declined };
@@ -40,9 +40,6 @@ struct TapChannel {
   std::atomic<int32_t> signo;
   // The thread whose completed single steps the plugin takes; 0: none.
   std::atomic<int32_t> steppedTid;
-  // How many single steps of steppedTid lldb-server itself has asked for (one begins each run of
-  // steps; a second in a run means LLDB's step went on by itself, past a stop the plugin missed).
-  std::atomic<uint32_t> serverSteps;
   std::atomic<uint32_t> state; // State; the futex both sides wait on
   uint32_t kind;               // Kind of the stop, while Posted or Taking
   int32_t tid;                 // the stopped thread, while Posted or Taking
