@@ -137,6 +137,50 @@ TEST(LoopFromCapture, CallsIntoCodeTheCaptureLacksAreNamed) {
   EXPECT_EQ(rebuilt.steppedOverCalls, (std::vector<uint64_t>{kFuncC}));
 }
 
+// func_M calling func_A through a PLT stub: `call stub; ret`, and the stub's `jmp [rip + 0x10]`,
+// whose target is in data. The samples under the call ran in func_A: the walk follows the stub's
+// jump there, as a tail call, and back to func_M at func_A's ret.
+TEST(LoopFromCapture, APltStubsJumpGoesWhereTheSamplesUnderTheCallRan) {
+  constexpr uint64_t kStub = 0x3800, kReturn = kFuncM + 5, kMainReturn = kMain + 5;
+  Capture capture = emptyCapture();
+  capture.code[kFuncM] = {0xe8, 0xfb, 0x17, 0x00, 0x00, 0xc3}; // call 0x3800; ret
+  capture.code[kStub] = {0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
+  capture.symbols[kStub] = {"func_A@plt", kStub, 6, "", 0, {}};
+  std::vector<std::pair<uint64_t, std::vector<uint64_t>>> iteration{
+      {kFuncM, {kMainReturn}}, {kStub, {kReturn, kMainReturn}}};
+  for (unsigned i = 0; i < 10; ++i)
+    iteration.push_back({kFuncA + i * kAddLength, {kReturn, kMainReturn}});
+  iteration.push_back({kReturn, {kMainReturn}});
+  for (unsigned i = 0; i < 3; ++i)
+    iteration.push_back({kMainReturn + i, {}});
+  uint64_t time = 0;
+  for (int n = 0; n < 40; ++n) {
+    capture.loop->markerHits.push_back({7, time});
+    for (const auto &[pc, returns] : iteration) {
+      if (time++ % 7 == 3) {
+        Sample sample;
+        sample.timeNs = time;
+        sample.tid = 7;
+        sample.stack.push_back(pc);
+        sample.stack.insert(sample.stack.end(), returns.begin(), returns.end());
+        capture.samples.push_back(sample);
+      }
+    }
+  }
+  LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
+  std::vector<uint64_t> path;
+  for (const LoopStep &step : rebuilt.path)
+    path.push_back(step.element.pc);
+  std::vector<uint64_t> expected{kFuncM, kStub};
+  for (unsigned i = 0; i < 10; ++i)
+    expected.push_back(kFuncA + i * kAddLength);
+  expected.push_back(kReturn);
+  EXPECT_EQ(path, expected);
+  EXPECT_TRUE(rebuilt.pathComplete);
+  EXPECT_TRUE(rebuilt.steppedOverCalls.empty());
+  EXPECT_EQ(rebuilt.offPathSamples, 0u);
+}
+
 TEST(LoopFromCapture, ExpressionSplitUsesTheValues) {
   Capture capture = sampledCapture(repeated(4, kSpecCallees), 1);
   capture.loop->split = LoopSplit::Expression;

@@ -130,6 +130,27 @@ TEST_F(PathWalkTest, AnIndirectJumpInACalleeComesBackToTheCaller) {
   EXPECT_TRUE(path.complete);
 }
 
+TEST_F(PathWalkTest, AnIndirectJumpInACalleeGoesWhereTheSamplesUnderTheCallRan) {
+  // The stub of the test above, its call seen running in g: a tail call into g, back at its ret.
+  std::vector<uint8_t> caller{0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3};
+  std::vector<uint8_t> stub{0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
+  ControlFlowGraph callerGraph(decoder, caller, 0x3000, "caller");
+  ControlFlowGraph stubGraph(decoder, stub, 0x4000, "g@plt");
+  GraphLookup lookup = [&](uint64_t address) -> const ControlFlowGraph * {
+    if (address >= 0x3000 && address < 0x3006)
+      return &callerGraph;
+    return address >= 0x4000 && address < 0x4006 ? &stubGraph : graphs(address);
+  };
+  PathWalkRequest request;
+  request.start = 0x3000;
+  request.wholeFunction = true;
+  request.indirectCallees[0x3000] = kG;
+  WalkedPath path = walkPath(request, {}, lookup);
+  EXPECT_EQ(pcs(path), (std::vector<uint64_t>{0x3000, 0x4000, 0x2000, 0x2003, 0x3005}));
+  EXPECT_EQ(path.steps[2].callSite, std::optional<uint64_t>(0x3000));
+  EXPECT_TRUE(path.complete);
+}
+
 TEST_F(PathWalkTest, AnIndirectJumpInTheLoopItselfEndsTheWalk) {
   // 0x3000 jmp rax: a switch in the loop's own frame; where it goes only data knows.
   std::vector<uint8_t> bytes{0xff, 0xe0};

@@ -22,7 +22,8 @@ const CfgInstruction *callBefore(CaptureAnnotator &annotator, uint64_t returnAdd
 using ContextKey = std::pair<uint32_t, uint32_t>; // (function id, ordinal) of a call site
 
 // What the loop thread's stacks tell about calls: the address of each call site an element may
-// name, and the function each indirect call site was seen calling most.
+// name, and the function each call site whose callee the code does not tell was seen running most
+// (an indirect call's callee, or the library function a PLT stub's jump goes on to).
 struct CallEvidence {
   std::map<ContextKey, uint64_t> callSites;
   std::map<uint64_t, uint64_t> indirectCallees;
@@ -43,9 +44,12 @@ CallEvidence callEvidence(const Capture &capture, CaptureAnnotator &annotator) {
         evidence.callSites.emplace(ContextKey{site.function, site.ordinal}, call->address);
       }
       uint64_t inCallee = j == 0 ? sample.stack[0] : sample.stack[j] - 1;
-      if (call->kind == BranchKind::IndirectCall)
-        if (std::optional<uint64_t> callee = annotator.codedFunctionAt(inCallee))
-          ++seen[call->address][*callee];
+      std::optional<uint64_t> callee = annotator.codedFunctionAt(inCallee);
+      const bool codeTells = call->kind == BranchKind::Call && call->target &&
+                             annotator.codedFunctionAt(*call->target) == callee;
+      if (callee && !codeTells &&
+          (call->kind == BranchKind::IndirectCall || call->kind == BranchKind::Call))
+        ++seen[call->address][*callee];
     }
   }
   for (const auto &[site, callees] : seen)
@@ -149,38 +153,47 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
   };
   WalkedPath walked = walkPath(request, points, graphs);
 
-  // Calls into code the capture lacks (a library through its PLT, a function never sampled) were
-  // stepped over: what was sampled under them goes right after the call, in address order.
+  // Calls into code the capture lacks (a function never sampled, a library behind its PLT) were
+  // stepped over: what was sampled under them goes right after the call (or the stub's jump), in
+  // address order.
   std::map<uint64_t, std::set<uint64_t>> uncodedUnder; // call site -> sampled pcs
   for (const PartialSequence &sequence : rebuilt.iterations)
     for (const Element &element : sequence)
       if (PathPoint point = pointOf(element, evidence);
           point.callSite && !annotator.codedFunctionAt(point.pc))
         uncodedUnder[*point.callSite].insert(point.pc);
-  // A call the walk did not enter, or a callee's indirect jump (a tail call, which the walk
-  // takes back to the caller): code the path leaves out.
-  auto leftOut = [&](size_t i) {
+  // Where the path leaves code out, the call site of what it leaves out: a call the walk did not
+  // enter (its own), or a callee's indirect jump the walk took back to the caller for want of
+  // the function it goes on to (the call that entered the callee).
+  auto leftOutUnder = [&](size_t i) -> std::optional<uint64_t> {
     const PathPoint &step = walked.steps[i];
     const ControlFlowGraph *graph = graphs(step.pc);
     const CfgInstruction *insn = graph ? graph->instructionAtOrBefore(step.pc) : nullptr;
     if (!insn || insn->address != step.pc)
-      return false;
-    if (insn->kind == BranchKind::IndirectJump)
-      return step.callSite.has_value();
-    const bool entered = i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == step.pc;
-    return (insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall) && !entered;
+      return std::nullopt;
+    // Whether the next step is under `site`.
+    auto nextUnder = [&](std::optional<uint64_t> site) {
+      return i + 1 < walked.steps.size() && walked.steps[i + 1].callSite == site;
+    };
+    if (insn->kind == BranchKind::IndirectJump) // a tail call it followed keeps the call site
+      return nextUnder(step.callSite) ? std::nullopt : step.callSite;
+    if ((insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall) &&
+        !nextUnder(step.pc))
+      return step.pc;
+    return std::nullopt;
   };
   for (size_t i = 0; i < walked.steps.size(); ++i) {
     const PathPoint &step = walked.steps[i];
     rebuilt.path.push_back({annotator.element(step.pc, step.callSite), 0, false});
-    if (!leftOut(i))
+    const std::optional<uint64_t> under = leftOutUnder(i);
+    if (!under)
       continue;
     if (std::find(rebuilt.steppedOverCalls.begin(), rebuilt.steppedOverCalls.end(), step.pc) ==
         rebuilt.steppedOverCalls.end())
       rebuilt.steppedOverCalls.push_back(step.pc);
-    if (auto under = uncodedUnder.find(step.pc); under != uncodedUnder.end())
-      for (uint64_t pc : under->second)
-        rebuilt.path.push_back({annotator.element(pc, step.pc), 0, false});
+    if (auto sampled = uncodedUnder.find(*under); sampled != uncodedUnder.end())
+      for (uint64_t pc : sampled->second)
+        rebuilt.path.push_back({annotator.element(pc, *under), 0, false});
   }
   rebuilt.pathComplete = walked.complete;
   if (!walked.complete) {

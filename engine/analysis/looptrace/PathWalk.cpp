@@ -61,10 +61,17 @@ public:
       break;
     case BranchKind::IndirectJump:
       // Where to is in data. In a callee it is most often a tail call (a PLT stub into a
-      // library), which comes back to the caller: go there. In the loop's own frame (a switch)
-      // the path stops.
-      if (!from.calls.empty())
-        returnToCaller(from, stay);
+      // library): into the function the samples under the call ran in, when there is one with
+      // code, else back to the caller. In the loop's own frame (a switch) the path stops.
+      if (!from.calls.empty()) {
+        auto seen = request_.indirectCallees.find(from.calls.back());
+        const ControlFlowGraph *here = graphs_(from.pc);
+        if (seen != request_.indirectCallees.end() && here && seen->second != here->start() &&
+            instructionAt(seen->second))
+          stay(seen->second, from.calls);
+        else
+          returnToCaller(from, stay);
+      }
       break;
     case BranchKind::Call:
     case BranchKind::IndirectCall: {

@@ -10,8 +10,9 @@
 // the callee that samples under an indirect call site ran in. Instructions the samples never saw
 // are filled in; sampled instructions the path cannot reach in order are left out of it (their
 // samples fall off the path, which is how a path that changes between iterations shows). Calls
-// into code without a graph are stepped over, and an indirect jump in a callee (a PLT stub's tail
-// call into a library) returns to its caller; one in the loop's own frame ends the walk.
+// into code without a graph are stepped over. An indirect jump in a callee is taken for a tail
+// call (a PLT stub's into a library): to the function samples under the call ran in, else back to
+// the caller; one in the loop's own frame ends the walk.
 #pragma once
 
 #include "isa/ControlFlow.h"
@@ -38,7 +39,9 @@ struct PathWalkRequest {
   uint64_t start = 0;         // the loop head, or the entry of a function run over and over
   bool wholeFunction = false; // ends at the function's return; a loop ends back at `start`
   std::vector<uint64_t> loopAddresses; // a loop's instructions: leaving them leaves the loop
-  // Indirect call sites (their address) and the entry of the function the samples saw them call.
+  // Call sites (their address) whose callee the code does not tell, and the entry of the function
+  // the samples saw them run: an indirect call's callee, or where a direct call's callee jumps on
+  // to (a PLT stub's jump into a library, which the walk then follows as a tail call).
   std::map<uint64_t, uint64_t> indirectCallees;
   // Calls deeper than this many frames below the loop's are stepped over.
   size_t maxDepth = 8;
