@@ -246,6 +246,20 @@ class LoopScenarios(harness.MarkedScenarios):
                       f"{samples} of them outside the loop", s["unreached"])
         self.assertNotRegex(s["unreached"], r"^\s*1\s+spin:", out)
 
+    # A loop calling the C library through the PLT: the walk follows the stubs' jumps into memcpy
+    # and strlen, whose samples had fallen off the path as contradictions (LOW CONFIDENCE).
+    def test_library_calls_through_the_plt(self):
+        out, s = self.session(
+            ["b main", "run",
+             ("body", "strobe loop --at body --iterations 60 --duration 30 --overhead 20 --json")],
+            "loop_libc", ["120"])
+        doc = self.json_of(s["body"], out)
+        self.assertFalse(doc["summary"]["lowConfidence"], out)
+        self.assertEqual(doc["summary"]["steppedOverCalls"], [], out)
+        functions = {row["element"].rsplit(":", 1)[0] for row in doc["rows"]}
+        self.assertTrue(any("memcpy" in name for name in functions), functions)
+        self.assertTrue(any("strlen" in name for name in functions), functions)
+
     # Scenario 3: an unrolled body, exact against the code.
     def test_unrolled(self):
         program = harness.fixture("loop_unrolled")
