@@ -111,41 +111,43 @@ TEST_F(PathWalkTest, AnIndirectCallGoesWhereTheSamplesSawIt) {
   EXPECT_EQ(pcs(path), (std::vector<uint64_t>{0x3000, 0x2000, 0x2003, 0x3002}));
 }
 
-TEST_F(PathWalkTest, AnIndirectJumpInACalleeComesBackToTheCaller) {
-  // 0x3000 call 0x4000; 0x3005 ret; 0x4000 jmp [rip + 0x10] (a PLT stub into a library).
-  std::vector<uint8_t> caller{0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3};
-  std::vector<uint8_t> stub{0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
-  ControlFlowGraph callerGraph(decoder, caller, 0x3000, "caller");
-  ControlFlowGraph stubGraph(decoder, stub, 0x4000, "f@plt");
-  GraphLookup lookup = [&](uint64_t address) -> const ControlFlowGraph * {
-    if (address >= 0x3000 && address < 0x3006)
-      return &callerGraph;
-    return address >= 0x4000 && address < 0x4006 ? &stubGraph : nullptr;
-  };
-  PathWalkRequest request;
-  request.start = 0x3000;
-  request.wholeFunction = true;
-  WalkedPath path = walkPath(request, {}, lookup);
+// A whole function calling through a PLT stub into a library:
+//   3000 call 4000   3005 ret   4000 jmp [rip + 0x10]
+class PltWalkTest : public PathWalkTest {
+protected:
+  const std::vector<uint8_t> kCaller{0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3};
+  const std::vector<uint8_t> kStub{0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
+  ControlFlowGraph caller{decoder, kCaller, 0x3000, "caller"};
+  ControlFlowGraph stub{decoder, kStub, 0x4000, "g@plt"};
+  // The library function, when the capture has its code, is g.
+  GraphLookup withStub(bool library) const {
+    return [this, library](uint64_t address) -> const ControlFlowGraph * {
+      if (address >= 0x3000 && address < 0x3006)
+        return &caller;
+      if (address >= 0x4000 && address < 0x4006)
+        return &stub;
+      return library ? graphs(address) : nullptr;
+    };
+  }
+  static PathWalkRequest callerRequest() {
+    PathWalkRequest request;
+    request.start = 0x3000;
+    request.wholeFunction = true;
+    return request;
+  }
+};
+
+TEST_F(PltWalkTest, AnIndirectJumpInACalleeComesBackToTheCaller) {
+  WalkedPath path = walkPath(callerRequest(), {}, withStub(false));
   EXPECT_EQ(pcs(path), (std::vector<uint64_t>{0x3000, 0x4000, 0x3005}));
   EXPECT_TRUE(path.complete);
 }
 
-TEST_F(PathWalkTest, AnIndirectJumpInACalleeGoesWhereTheSamplesUnderTheCallRan) {
-  // The stub of the test above, its call seen running in g: a tail call into g, back at its ret.
-  std::vector<uint8_t> caller{0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3};
-  std::vector<uint8_t> stub{0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
-  ControlFlowGraph callerGraph(decoder, caller, 0x3000, "caller");
-  ControlFlowGraph stubGraph(decoder, stub, 0x4000, "g@plt");
-  GraphLookup lookup = [&](uint64_t address) -> const ControlFlowGraph * {
-    if (address >= 0x3000 && address < 0x3006)
-      return &callerGraph;
-    return address >= 0x4000 && address < 0x4006 ? &stubGraph : graphs(address);
-  };
-  PathWalkRequest request;
-  request.start = 0x3000;
-  request.wholeFunction = true;
+TEST_F(PltWalkTest, AnIndirectJumpInACalleeGoesWhereTheSamplesUnderTheCallRan) {
+  // The call seen running in g: the stub's jump is a tail call into g, back at its ret.
+  PathWalkRequest request = callerRequest();
   request.indirectCallees[0x3000] = kG;
-  WalkedPath path = walkPath(request, {}, lookup);
+  WalkedPath path = walkPath(request, {}, withStub(true));
   EXPECT_EQ(pcs(path), (std::vector<uint64_t>{0x3000, 0x4000, 0x2000, 0x2003, 0x3005}));
   EXPECT_EQ(path.steps[2].callSite, std::optional<uint64_t>(0x3000));
   EXPECT_TRUE(path.complete);
