@@ -87,15 +87,15 @@ inline Capture emptyCapture() {
   return capture;
 }
 
-// Runs `iterations` (callee lists) one after another, one nanosecond per instruction, and samples
-// every `interval`-th instruction starting at `phase`; marker hits at each func_M entry.
-inline Capture sampledCapture(const std::vector<std::vector<uint64_t>> &iterations,
-                              uint64_t interval, uint64_t phase = 0) {
-  Capture capture = emptyCapture();
+// Runs the iterations (each its steps) one after another in `capture`, one nanosecond per
+// instruction, and samples every `interval`-th instruction starting at `phase`; marker hits at
+// each iteration's start.
+inline Capture sampledSteps(Capture capture, const std::vector<std::vector<Step>> &iterations,
+                            uint64_t interval, uint64_t phase = 0) {
   uint64_t time = 0;
-  for (const std::vector<uint64_t> &callees : iterations) {
+  for (const std::vector<Step> &steps : iterations) {
     capture.loop->markerHits.push_back({7, time});
-    for (const Step &step : iterationSteps(callees)) {
+    for (const Step &step : steps) {
       if (time >= phase && (time - phase) % interval == 0) {
         Sample sample;
         sample.timeNs = time;
@@ -108,6 +108,15 @@ inline Capture sampledCapture(const std::vector<std::vector<uint64_t>> &iteratio
     }
   }
   return capture;
+}
+
+// sampledSteps() of func_M calling each of `iterations` (callee lists) in turn.
+inline Capture sampledCapture(const std::vector<std::vector<uint64_t>> &iterations,
+                              uint64_t interval, uint64_t phase = 0) {
+  std::vector<std::vector<Step>> steps;
+  for (const std::vector<uint64_t> &callees : iterations)
+    steps.push_back(iterationSteps(callees));
+  return sampledSteps(emptyCapture(), steps, interval, phase);
 }
 
 // The pcs of one single-stepped call of func_M, as `strobe loop --verify` records them: from the

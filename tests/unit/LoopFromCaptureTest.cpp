@@ -146,27 +146,14 @@ TEST(LoopFromCapture, APltStubsJumpGoesWhereTheSamplesUnderTheCallRan) {
   capture.code[kFuncM] = {0xe8, 0xfb, 0x17, 0x00, 0x00, 0xc3}; // call 0x3800; ret
   capture.code[kStub] = {0xff, 0x25, 0x10, 0x00, 0x00, 0x00};
   capture.symbols[kStub] = {"func_A@plt", kStub, 6, "", 0, {}};
-  std::vector<std::pair<uint64_t, std::vector<uint64_t>>> iteration{
-      {kFuncM, {kMainReturn}}, {kStub, {kReturn, kMainReturn}}};
+  std::vector<Step> iteration{{kFuncM, {kMainReturn}, kStack},
+                              {kStub, {kReturn, kMainReturn}, kStack - 8}};
   for (unsigned i = 0; i < 10; ++i)
-    iteration.push_back({kFuncA + i * kAddLength, {kReturn, kMainReturn}});
-  iteration.push_back({kReturn, {kMainReturn}});
+    iteration.push_back({kFuncA + i * kAddLength, {kReturn, kMainReturn}, kStack - 8});
+  iteration.push_back({kReturn, {kMainReturn}, kStack});
   for (unsigned i = 0; i < 3; ++i)
-    iteration.push_back({kMainReturn + i, {}});
-  uint64_t time = 0;
-  for (int n = 0; n < 40; ++n) {
-    capture.loop->markerHits.push_back({7, time});
-    for (const auto &[pc, returns] : iteration) {
-      if (time++ % 7 == 3) {
-        Sample sample;
-        sample.timeNs = time;
-        sample.tid = 7;
-        sample.stack.push_back(pc);
-        sample.stack.insert(sample.stack.end(), returns.begin(), returns.end());
-        capture.samples.push_back(sample);
-      }
-    }
-  }
+    iteration.push_back({kMainReturn + i, {}, kStack + 8});
+  capture = sampledSteps(std::move(capture), std::vector(40, iteration), 7, 3);
   LoopRebuild rebuilt = rebuildLoop(capture, {LoopMode::Time, true}, nullptr);
   std::vector<uint64_t> path;
   for (const LoopStep &step : rebuilt.path)
