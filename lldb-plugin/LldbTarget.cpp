@@ -708,9 +708,7 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
   };
   // After a step of the run: the held stop, unless LLDB is to have it.
   auto landed = [&] {
-    std::vector<uint64_t> regs;
-    if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
-        !atBreakpointByte(regs[registerTable(setup_.isa).pc]))
+    if (const std::optional<uint64_t> pc = heldPc(); pc && !atBreakpointByte(*pc))
       return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
     return lldbStop();
   };
@@ -759,11 +757,17 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
   return held ? landed() : lldbStop();
 }
 
-bool LldbTarget::heldAtRunStart() const {
+std::optional<uint64_t> LldbTarget::heldPc() const {
   std::vector<uint64_t> regs;
-  return serverSteps_ && serverSteps_->holding() &&
-         registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
-         regs[registerTable(setup_.isa).pc] == runStart_;
+  if (!serverSteps_ || !serverSteps_->holding() ||
+      !registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs))
+    return std::nullopt;
+  return regs[registerTable(setup_.isa).pc];
+}
+
+bool LldbTarget::heldAtRunStart() const {
+  const std::optional<uint64_t> pc = heldPc();
+  return pc && *pc == runStart_;
 }
 
 StopEvent LldbTarget::stepInstruction(uint64_t tid) {

@@ -168,6 +168,8 @@ private:
   }
   // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
   std::optional<StopEvent> stepInsideServer(uint64_t tid);
+  // The pc of the stop a run holds, if it holds one.
+  std::optional<uint64_t> heldPc() const;
   // Whether a run holds a stop at the pc it began at: ending it there, LLDB's step would go on.
   bool heldAtRunStart() const;
   // Memory of the process on this host read directly (what a run of steps reads), as
