@@ -182,7 +182,8 @@ int stepMode(const Options &o) {
   const pid_t pid = launch(program);
   runTo(pid, loadBase(pid, program[0]) + o.startOffset);
   Reader reader(pid);
-  InstructionDecoder decoder(Isa::X86_64);
+  // A single step runs one iteration of a rep string instruction, as in the Stepper.
+  InstructionDecoder decoder(Isa::X86_64, RepeatedStrings::OneIterationPerStep);
   bench::RecordWriter out(o.out, Isa::X86_64, true, o.memory);
   TraceRecord previous;
   reader.state(previous, true);

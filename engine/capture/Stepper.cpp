@@ -20,7 +20,10 @@ uint64_t nowNs() {
 
 } // namespace
 
-Stepper::Stepper(Target &target) : target_(target), isa_(target.isa()), decoder_(isa_) {}
+// A single step runs one iteration of a rep string instruction: its accesses are that
+// iteration's, which the model names only when told so.
+Stepper::Stepper(Target &target)
+    : target_(target), isa_(target.isa()), decoder_(isa_, RepeatedStrings::OneIterationPerStep) {}
 
 bool Stepper::readState(uint64_t tid, TraceRecord &record) {
   if (!target_.readThread(tid, 1, snapshot_))

@@ -210,6 +210,25 @@ class StepTraceTest:
                 self.assertIn(f"write [{iteration:#x}]:8=0x1", memory, out)
                 self.assertEqual(out.count(f"[{iteration:#x}]:8=0x1"), 1, out)
 
+    def test_each_step_of_a_rep_string_instruction_records_its_element(self):
+        # A single step runs one iteration: rep movsb moves one byte of "WXYZ", rep stosq
+        # stores one word. Their records had no memory at all.
+        rc, out = self.commands(["b rep_strings", "run", "p/x (unsigned long)source",
+                                 "p/x (unsigned long)copy", "p/x (unsigned long)filled",
+                                 "strobe step --count 12 --memory"], harness.fixture("repstrings"))
+        self.assertEqual(rc, 0, out)
+        source, copy, filled = (int(v, 16) for v in re.findall(
+            r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M))
+        moves = re.findall(r"^\s+\d+  0x[0-9a-f]+ .*rep movsb.*$", out, re.M)
+        self.assertEqual(len(moves), 4, out)
+        for k, (row, byte) in enumerate(zip(moves, b"WXYZ")):
+            self.assertIn(f"read [{source + k:#x}]:1={byte:#x}", row)
+            self.assertIn(f"write [{copy + k:#x}]:1={byte:#x}", row)
+        stores = re.findall(r"^\s+\d+  0x[0-9a-f]+ .*rep stosq.*$", out, re.M)
+        self.assertEqual(len(stores), 2, out)
+        for k, row in enumerate(stores):
+            self.assertIn(f"write [{filled + 8 * k:#x}]:8=0x1122334455667788", row)
+
     def test_tenet_trace_equals_the_debuggers_own_stepping(self):
         check_tenet_trace(self, self.strobe_run, self.reference_run, STEPS,
                           ("rax", "rsp", "r15", "rip"), STEP_FLAGS)

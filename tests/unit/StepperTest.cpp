@@ -135,6 +135,77 @@ TEST(Stepper, MemoryOperandsCarryTheValuesWrittenAtTheAddressComputedBeforehand)
   EXPECT_EQ(store.writtenValue, (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}));
 }
 
+namespace {
+
+// `rep movsb` (f3 a4) at 0x1000 copying 3 bytes from 0x8000 to 0x9000, then `jmp $` (eb fe).
+// Each step runs one iteration, as the trap flag makes a CPU do; the pc moves on with the last.
+class RepMoveMachine : public strobe::testing::FakeTarget {
+public:
+  static constexpr unsigned kRcx = 2, kRsi = 4, kRdi = 5;
+  std::vector<uint64_t> regs = std::vector<uint64_t>(21, 0);
+  std::map<uint64_t, uint8_t> memory{{0x1000, 0xf3}, {0x1001, 0xa4}, {0x1002, 0xeb}, {0x1003, 0xfe},
+                                     {0x8000, 0x11}, {0x8001, 0x22}, {0x8002, 0x33}};
+
+  RepMoveMachine() {
+    regs[kRip] = 0x1000;
+    regs[kRcx] = 3;
+    regs[kRsi] = 0x8000;
+    regs[kRdi] = 0x9000;
+    regs[kOrigRax] = ~0ull;
+  }
+  bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
+    out.tid = tid;
+    out.regs = regs;
+    out.stack = {regs[kRip]};
+    return true;
+  }
+  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override {
+    std::vector<uint8_t> bytes;
+    for (size_t i = 0; i < size && memory.count(addr + i); ++i)
+      bytes.push_back(memory[addr + i]);
+    return bytes;
+  }
+  StopEvent stepInstruction(uint64_t tid) override {
+    if (regs[kRip] == 0x1000 && regs[kRcx] != 0) {
+      memory[regs[kRdi]++] = memory[regs[kRsi]++];
+      if (--regs[kRcx] == 0)
+        regs[kRip] = 0x1002;
+    }
+    return {StopEvent::Kind::Step, tid, 0, 0, ""};
+  }
+};
+
+} // namespace
+
+// A rep string instruction's step records the one element it moved: read and written, at the
+// addresses its registers held before the step.
+TEST(Stepper, EachStepOfARepStringInstructionRecordsItsIteration) {
+  RepMoveMachine machine;
+  Stepper stepper(machine);
+  StepOutcome out = stepper.run({1001, 4, {}, true, {}});
+  EXPECT_EQ(out.unpredictedMemory, 0u);
+  const std::vector<TraceRecord> records = out.trace.records();
+  ASSERT_EQ(records.size(), 5u);
+  for (uint64_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    const TraceRecord &r = records[k + 1];
+    ASSERT_EQ(r.memory.size(), 2u);
+    const uint8_t moved = static_cast<uint8_t>(0x11 * (k + 1));
+    for (const MemoryAccess &a : r.memory) {
+      EXPECT_EQ(a.size, 1u);
+      EXPECT_NE(a.read, a.write);
+      if (a.read) {
+        EXPECT_EQ(a.address, 0x8000 + k);
+        EXPECT_EQ(a.readValue, std::vector<uint8_t>{moved});
+      } else {
+        EXPECT_EQ(a.address, 0x9000 + k);
+        EXPECT_EQ(a.writtenValue, std::vector<uint8_t>{moved});
+      }
+    }
+  }
+  EXPECT_TRUE(records[4].memory.empty()); // jmp $
+}
+
 TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   LoopMachine machine;
   Stepper stepper(machine);
