@@ -143,8 +143,10 @@ StepOutcome Stepper::run(const StepRequest &request) {
     // What was recorded stands; an instruction stepped but not yet recorded is left out.
     outcome.endReason = interrupted.what();
   }
-  if (outcome.endReason.empty())
+  if (outcome.endReason.empty()) {
     outcome.endReason = "the count was reached";
+    outcome.countReached = true;
+  }
   outcome.durationNs = nowNs() - begin;
   return outcome;
 }

@@ -34,6 +34,7 @@ struct StepOutcome {
   std::string endReason;
   std::optional<StopEvent> userStop;
   bool reachedUntil = false; // the pc reached one of the request's `until`
+  bool countReached = false; // the request's count of instructions was stepped
   uint64_t durationNs = 0;
   uint64_t unpredictedMemory = 0; // instructions whose memory accesses the model cannot name
   // Extended registers the target does not have (LLDB reads no SVE target's v0-v31): the trace

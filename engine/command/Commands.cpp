@@ -110,7 +110,7 @@ std::vector<SubcommandSpec> build() {
        "A breakpoint, watchpoint, signal or exit on the way ends the trace and reaches\n"
        "you as usual (the trace keeps the instruction that triggered a watchpoint);\n"
        "Ctrl-C ends it too, keeping the steps taken.",
-       {{"count", 'n', "N", "instructions to step (default 1000 unless --until is given)", {}},
+       {{"count", 'n', "N", "instructions at most (default 1000; 1000000 with --until)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
         {"quiet", 'q', "", "print only the summary, not each instruction", {}}}});

@@ -100,6 +100,10 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
     if (!c.symbols.count(pc))
       c.symbols.emplace(pc, t.symbolize(pc));
   });
+  if (!request.until.empty() && outcome.countReached)
+    outcome.endReason = fmt::format("{} was not reached in {}{}", cmd.get("until"),
+                                    plural(request.count, "instruction"),
+                                    cmd.has("count") ? "" : " (--count raises the limit)");
   c.stepTraces.push_back(std::move(outcome.trace));
   const StepTrace &trace = c.stepTraces.back();
   const uint64_t stepped = trace.size() - 1;

@@ -327,6 +327,19 @@ TEST(StepCommand, UntilAnAddressWithoutCodeIsRefused) {
   EXPECT_NE(out.find("stepped 2 instructions"), std::string::npos) << out;
 }
 
+// A location the count runs out before (0x1002 is inside an instruction): the end says so.
+TEST(StepCommand, UntilALocationNotReachedSaysSo) {
+  LoopMachine machine;
+  Session session(&machine, "fake");
+  std::string out;
+  ASSERT_TRUE(session.execute("step --until *0x1002 --count 5 --quiet", out)) << out;
+  EXPECT_NE(out.find("stepped 5 instructions"), std::string::npos) << out;
+  EXPECT_NE(out.find("; *0x1002 was not reached in 5 instructions; "), std::string::npos) << out;
+  out.clear();
+  ASSERT_TRUE(session.execute("step --count 5 --quiet", out)) << out;
+  EXPECT_NE(out.find("; the count was reached; "), std::string::npos) << out;
+}
+
 TEST(StepCommand, AThreadInUserCodeStepsWithoutANote) {
   LoopMachine machine;
   Session session(&machine, "fake");
