@@ -115,8 +115,7 @@ private:
                                  " bytes (chunk " + std::to_string(index) + ")";
         if (!header_)
           throw TraceError(path_ + ": " + what + "; no header to load");
-        warnings_.push_back(path_ + ": " + what + "; kept the " + std::to_string(samples_.size()) +
-                            " samples before it");
+        warnings_.push_back(path_ + ": " + what + "; kept the " + keptBefore() + " before it");
         return;
       }
       const std::string where = "corrupt chunk " + std::to_string(index) + " at byte " +
@@ -379,6 +378,18 @@ private:
     for (size_t i = 0; i < fileRegs.size(); ++i)
       if (registerPlace_[i])
         regs[*registerPlace_[i]] = fileRegs[i];
+  }
+
+  // What a truncation leaves: the samples, and the step records when there are any.
+  std::string keptBefore() const {
+    uint64_t steps = 0;
+    for (const StepTrace &trace : capture_.stepTraces)
+      steps += trace.size();
+    const std::string samples = std::to_string(samples_.size()) + " samples";
+    const std::string records = std::to_string(steps) + " step records";
+    if (steps == 0)
+      return samples;
+    return samples_.empty() ? records : samples + " and " + records;
   }
 
   std::optional<std::string> applyStepTrace(const pb::StepTraceChunk &part) {

@@ -340,6 +340,36 @@ TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
   }
 }
 
+// A file cut inside a step trace's third chunk keeps the two before it, and says so.
+TEST_F(TraceFile, ATruncatedStepTraceCountsTheRecordsKept) {
+  Capture capture;
+  capture.stepTraces.emplace_back(Isa::X86_64, 5, true, stepRecords(Isa::X86_64, true, 20000));
+  saveCapture(path("steps.strobe"), capture);
+  const std::string file = readFile(path("steps.strobe"));
+  const std::vector<size_t> starts = chunkStarts(file);
+  size_t third = 0;           // the third step chunk's start
+  uint64_t recordsBefore = 0; // in the two before it, as the file says
+  for (size_t i = 0, seen = 0; i + 1 < starts.size() && seen < 3; ++i) {
+    pb::Chunk chunk;
+    ASSERT_TRUE(chunk.ParseFromString(file.substr(starts[i] + 8, le32(file, starts[i]))));
+    if (chunk.has_step_trace() && ++seen == 3) {
+      third = starts[i];
+      recordsBefore = chunk.step_trace().first_record();
+    }
+  }
+  ASSERT_NE(third, 0u);
+  ASSERT_GT(recordsBefore, 0u);
+  const std::string cut = path("cut.strobe");
+  writeFile(cut, file.substr(0, third + 20));
+  const LoadedTrace loaded = loadCapture(cut);
+  ASSERT_FALSE(loaded.warnings.empty());
+  EXPECT_EQ(loaded.warnings[0], cut + ": truncated after " + std::to_string(third + 20) +
+                                    " bytes (chunk 5); kept the " + std::to_string(recordsBefore) +
+                                    " step records before it");
+  ASSERT_EQ(loaded.capture.stepTraces.size(), 1u);
+  EXPECT_EQ(loaded.capture.stepTraces[0].size(), recordsBefore);
+}
+
 TEST_F(TraceFile, StepTraceChunksMustComeInOrder) {
   pb::Chunk part;
   part.mutable_step_trace()->set_index(1);
