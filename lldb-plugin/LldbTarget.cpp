@@ -644,24 +644,49 @@ bool LldbTarget::interruptRequested() {
 std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid,
                                                          const std::set<uint64_t> &until) {
   struct Scope : SteppingScope {
-    explicit Scope(LldbTarget &target) : target(target) {}
-    ~Scope() override { target.serverSteps_.reset(); }
+    explicit Scope(LldbTarget &target)
+        : target(target), process(target.selectedProcess()),
+          watcher([this](std::stop_token stop) { watch(stop); }) {}
+    ~Scope() override {
+      watcher.request_stop();
+      watcher.join();
+      target.serverSteps_.reset();
+      target.steppedBreakpoints_.reset();
+    }
     void lastStepNext() override { target.lastStepNext_ = true; }
     bool mayStopHere() const override { return !target.heldAtRunStart(); }
+    // A step that does not return (the thread blocks on one held stopped) still ends at Ctrl-C:
+    // InterruptWatch, LLDB's handler meanwhile, only notes it, and the Stepper looks between
+    // steps. Interrupting the process ends the step; a step that returns soon is left alone.
+    void watch(std::stop_token stop) {
+      constexpr auto kPoll = std::chrono::milliseconds(20);
+      constexpr std::chrono::steady_clock::duration kStepLate = std::chrono::milliseconds(200);
+      while (!stop.stop_requested()) {
+        std::this_thread::sleep_for(kPoll);
+        const auto since = target.stepOutSince_.load();
+        if (since != std::chrono::steady_clock::time_point{} &&
+            std::chrono::steady_clock::now() - since > kStepLate && target.interruptRequested() &&
+            !target.stepInterrupted_.exchange(true))
+          process.SendAsyncInterrupt();
+      }
+    }
     LldbTarget &target;
+    lldb::SBProcess process;
+    std::jthread watcher; // last: it uses the members above
   };
   serverSteps_.reset();
+  steppedBreakpoints_ = std::make_unique<SteppedBreakpoints>(hidden_, selectedTarget());
+  systemCalls_.clear();
   stepUntil_ = until;
   lastStepNext_ = false;
   if (setup_.process != selectedProcess().GetUniqueID())
     learnSetup();
-  // A process on this host, whose lldb-server strobe started. Not with a watchpoint: the kernel
-  // reports a watchpoint that fires during a step as the step's own trap, which LLDB's step
-  // examines further.
-  if (!setup_.native || selectedTarget().GetNumWatchpoints() > 0)
-    return nullptr;
-  serverSteps_ = ServerSteps::open(setup_.pid, tid);
-  return serverSteps_ ? std::make_unique<Scope>(*this) : nullptr;
+  // Runs of steps inside lldb-server: in a process on this host, whose lldb-server strobe
+  // started. Not with a watchpoint: the kernel reports a watchpoint that fires during a step as
+  // the step's own trap, which LLDB's step examines further.
+  if (setup_.native && selectedTarget().GetNumWatchpoints() == 0)
+    serverSteps_ = ServerSteps::open(setup_.pid, tid);
+  return std::make_unique<Scope>(*this);
 }
 
 std::vector<uint8_t> LldbTarget::readHostMemory(uint64_t addr, size_t size) {
@@ -686,6 +711,52 @@ bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
       std::memcpy(&*returnAddress, top.data(), sizeof(uint64_t));
     }
   return stepMayLandAt(*insn, returnAddress, where);
+}
+
+std::optional<uint64_t> LldbTarget::afterSystemCallAt(uint64_t pc) {
+  constexpr size_t kLongestInstruction = 15;
+  if (auto known = systemCalls_.find(pc); known != systemCalls_.end())
+    return known->second;
+  std::vector<uint8_t> bytes(kLongestInstruction);
+  if (setup_.native) {
+    bytes = readHostMemory(pc, kLongestInstruction);
+  } else {
+    lldb::SBError error;
+    bytes.resize(selectedProcess().ReadMemory(pc, bytes.data(), bytes.size(), error));
+  }
+  if (!stepDecoder_)
+    stepDecoder_.emplace(setup_.isa);
+  const std::optional<InstructionInfo> insn = stepDecoder_->decode(bytes, pc);
+  std::optional<uint64_t> after;
+  if (insn && insn->kind == BranchKind::Syscall)
+    after = pc + insn->length;
+  systemCalls_.emplace(pc, after);
+  return after;
+}
+
+std::optional<std::string> LldbTarget::forkNext(lldb::SBThread &thread) {
+  // x86-64 system call numbers, and clone's flag that makes a thread instead of a process.
+  constexpr uint64_t kClone = 56, kFork = 57, kVfork = 58, kClone3 = 435;
+  constexpr uint64_t kCloneThread = 0x10000;
+  lldb::SBFrame frame = thread.GetFrameAtIndex(0);
+  if (setup_.isa != Isa::X86_64 || !afterSystemCallAt(frame.GetPC()))
+    return std::nullopt;
+  auto reg = [&frame](const char *name) {
+    return frame.FindRegister(name).GetValueAsUnsigned(~uint64_t{0});
+  };
+  const uint64_t number = reg("rax");
+  bool forks =
+      number == kFork || number == kVfork || (number == kClone && !(reg("rdi") & kCloneThread));
+  if (number == kClone3) { // the flags are the first word of its struct clone_args
+    lldb::SBError error;
+    const uint64_t flags = thread.GetProcess().ReadUnsignedFromMemory(reg("rdi"), 8, error);
+    forks = error.Fail() || !(flags & kCloneThread);
+  }
+  if (!forks)
+    return std::nullopt;
+  return "the next instruction forks the process (system call " + std::to_string(number) +
+         "), after which LLDB 19 lets the process run on: the trace ends before it ('finish' "
+         "out of the call that forks, then trace on)";
 }
 
 std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
@@ -725,7 +796,8 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     const RegisterTable &table = registerTable(setup_.isa);
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
-        !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_))) {
+        !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) &&
+        !afterSystemCallAt(regs[table.pc])) {
       if (serverSteps_->stepAgain())
         return landed();
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
@@ -745,7 +817,7 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     return std::nullopt;
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
   const uint64_t pc = frame.GetPC();
-  if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc))
+  if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc) || afterSystemCallAt(pc))
     return std::nullopt;
   runStart_ = pc;
   lldbStepError_.Clear();
@@ -778,12 +850,27 @@ StopEvent LldbTarget::stepInstruction(uint64_t tid) {
       serverSteps_->finish(); // LLDB's API is busy while a run holds a stop
     throw Interrupted();
   }
+  stepOutSince_ = std::chrono::steady_clock::now();
+  StopEvent stop = stepOnce(tid);
+  stepOutSince_ = std::chrono::steady_clock::time_point{};
+  // Ctrl-C ended a step that did not return (see beginStepping): its stop is the interrupt's.
+  if (stepInterrupted_.exchange(false)) {
+    if (serverSteps_)
+      serverSteps_->finish();
+    throw Interrupted();
+  }
+  return stop;
+}
+
+StopEvent LldbTarget::stepOnce(uint64_t tid) {
   if (std::optional<StopEvent> stepped = stepInsideServer(tid))
     return *stepped;
   lldb::SBProcess process = selectedProcess();
   lldb::SBThread thread = process.GetThreadByID(tid);
   if (!thread.IsValid())
     return {StopEvent::Kind::Other, tid, 0, 0, "no thread " + std::to_string(tid)};
+  if (std::optional<std::string> fork = forkNext(thread))
+    return {StopEvent::Kind::Other, tid, 0, 0, *fork};
   lldb::SBError error;
   {
     // Synchronous, so that the step's stop is nobody else's; the thread plan of `thread
@@ -804,10 +891,15 @@ StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread
     return describeStop(process); // exited, or gone
   // Only the stepped thread ran: the others keep the reasons of earlier stops.
   lldb::StopReason reason = thread.GetStopReason();
-  if (reason != lldb::eStopReasonPlanComplete && reason != lldb::eStopReasonTrace &&
-      reason != lldb::eStopReasonNone && !stoppedAtHiddenBreakpoint(thread))
+  // Landing on one of strobe's breakpoints ran its handler (see StopOnHit), and landing on one
+  // of the user's that would not have stopped LLDB stopped only for the step: still a step.
+  const bool stepped = reason == lldb::eStopReasonPlanComplete ||
+                       reason == lldb::eStopReasonTrace || reason == lldb::eStopReasonNone ||
+                       stoppedAtHiddenBreakpoint(thread) ||
+                       (reason == lldb::eStopReasonBreakpoint && steppedBreakpoints_ &&
+                        !steppedBreakpoints_->userStopped(thread));
+  if (!stepped)
     return threadEvent(thread);
-  // Landing on one of strobe's breakpoints ran its handler (see StopOnHit): still a step.
   return {StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
 }
 
@@ -914,6 +1006,19 @@ StopEvent LldbTarget::threadEvent(lldb::SBThread &thread) {
     event.signo = static_cast<int>(thread.GetStopReasonDataAtIndex(0));
     if (isEmulated())
       event.signo = hostSignalFromGdb(event.signo).value_or(event.signo);
+  }
+  if (reason == lldb::eStopReasonBreakpoint) {
+    // LLDB's words list every owner of the site, strobe's hidden ones too; and once asked for,
+    // it keeps them for `thread list` after strobe's are gone.
+    lldb::SBTarget target = selectedTarget();
+    event.description = "breakpoint";
+    for (size_t i = 0; i + 1 < thread.GetStopReasonDataCount(); i += 2) {
+      const auto id = static_cast<lldb::break_id_t>(thread.GetStopReasonDataAtIndex(i));
+      if (!hidden_.owns(target, id))
+        event.description +=
+            " " + std::to_string(id) + "." + std::to_string(thread.GetStopReasonDataAtIndex(i + 1));
+    }
+    return event;
   }
   char description[256] = {};
   thread.GetStopDescription(description, sizeof description);

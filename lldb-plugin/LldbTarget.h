@@ -6,6 +6,7 @@
 #include "InterruptWatch.h"
 #include "RemoteRegisters.h"
 #include "ServerSteps.h"
+#include "SteppedBreakpoints.h"
 #include "capture/ProcFile.h"
 #include "command/RoutineSample.h"
 #include "isa/InstructionInfo.h"
@@ -22,6 +23,8 @@
 #include <lldb/API/SBUnixSignals.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -168,6 +171,8 @@ private:
   }
   // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
   std::optional<StopEvent> stepInsideServer(uint64_t tid);
+  // One step of stepInstruction(): inside lldb-server where it can, else LLDB's own.
+  StopEvent stepOnce(uint64_t tid);
   // The pc of the stop a run holds, if it holds one.
   std::optional<uint64_t> heldPc() const;
   // Whether a run holds a stop at the pc it began at: ending it there, LLDB's step would go on.
@@ -178,6 +183,13 @@ private:
   // Whether one step of the instruction at `pc`, with the stack pointer `sp`, may end at `where`
   // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
   bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
+  // Where a system call instruction at `pc` returns to; nullopt for another instruction. LLDB
+  // steps them itself, not inside lldb-server: see forkNext().
+  std::optional<uint64_t> afterSystemCallAt(uint64_t pc);
+  // Why `thread` must not be stepped: its next instruction makes a new process (fork, vfork, a
+  // clone of no thread). LLDB 19 takes the fork's stop for one not to stop at and resumes the
+  // whole process: the step would become a free run.
+  std::optional<std::string> forkNext(lldb::SBThread &thread);
   // The stop after LLDB's own step of `thread` (thread `tid`; `error` its outcome), as
   // stepInstruction() reports it.
   StopEvent afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,
@@ -216,14 +228,21 @@ private:
   // 4-6 us. Files of threads no longer listed are closed by threads(), once per stop.
   ThreadProcFiles syscallFiles_{0, "syscall"};
   HiddenBreakpoints hidden_;
-  std::unique_ptr<ServerSteps> serverSteps_; // while a Stepper steps a thread (beginStepping())
-  lldb::SBError lldbStepError_;              // the outcome of the step that began a run
-  uint64_t runStart_ = 0;                    // the pc that step began at
+  // While a Stepper steps a thread (beginStepping()): runs of steps inside lldb-server, where
+  // they can be, and the user's breakpoints.
+  std::unique_ptr<ServerSteps> serverSteps_;
+  std::unique_ptr<SteppedBreakpoints> steppedBreakpoints_;
+  lldb::SBError lldbStepError_; // the outcome of the step that began a run
+  uint64_t runStart_ = 0;       // the pc that step began at
   // Where the Stepper stops: after a step that lands at one of stepUntil_, and after the next
   // step where lastStepNext_ (SteppingScope).
   std::set<uint64_t> stepUntil_;
   bool lastStepNext_ = false;
   std::optional<InstructionDecoder> stepDecoder_; // for stepMayEndAt(), made at its first use
+  std::map<uint64_t, std::optional<uint64_t>> systemCalls_; // afterSystemCallAt()'s, this trace
+  // When the step out now began (none: the epoch), and whether Ctrl-C interrupted it.
+  std::atomic<std::chrono::steady_clock::time_point> stepOutSince_{};
+  std::atomic<bool> stepInterrupted_{false};
   std::unique_ptr<BackgroundSampler> background_;
   std::optional<SignalHandling> releaseOwed_;
   bool resumeOwed_ = false;

@@ -61,7 +61,8 @@ class GdbTarget:
         self._home = None  # (thread, frame) the user had selected before read_thread switched
         self._callbacks = 0  # depth of GDB callbacks running (catchpoint condition, stop())
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
-        self._stepping = None  # during step_instruction's stepi: hit counts from before it
+        # during step_instruction's stepi: each breakpoint's (hit count, ignore count) before it
+        self._stepping = None
         self._step_guard = None  # native_step_guard()'s answer until breakpoints change
         self._retired = {}  # address -> engine breakpoints deleted in a callback, still in GDB
         self._own_stop = None  # the sample stop after which $_strobe_stop() asked GDB to stop
@@ -237,7 +238,7 @@ class GdbTarget:
             gdb.execute("set scheduler-locking step", to_string=True)
         gdb.execute("set suppress-cli-notifications on", to_string=True)
         self._last_stop = None
-        self._stepping = {b.number: b.hit_count for b in gdb.breakpoints()}
+        self._stepping = {b.number: (b.hit_count, b.ignore_count) for b in gdb.breakpoints()}
         try:
             gdb.execute("stepi", to_string=True)
         except gdb.error as error:
@@ -631,21 +632,23 @@ _WATCHPOINT_WORDS = {
 
 def _describe(event, hits_before=None):
     """The engine's tuple for a stop; `hits_before` holds, during step_instruction's `stepi`,
-    each breakpoint's hit count from before it."""
+    each breakpoint's (hit count, ignore count) from before it."""
     tid = gdb.selected_thread().ptid[1]
     stepping = hits_before is not None
     listed = getattr(event, "breakpoints", [])
     # GDB single-steps to check a software watchpoint and lists it at every step, triggered or
     # not: it triggered only if its hit count moved.
     watchpoints = [b for b in listed if b.type in _WATCHPOINT_WORDS
-                   and (not stepping or b.hit_count != hits_before.get(b.number))]
+                   and (not stepping or b.hit_count != hits_before.get(b.number, (None,))[0])]
     if watchpoints:
         numbers = ", ".join(str(b.number) for b in watchpoints)
         return StopKind.Breakpoint, tid, 0, 0, f"watchpoint {numbers}"
     # GDB lists every breakpoint at the address, strobe's own (internal, numbered below 0) too,
     # though only the user's stopped. A step that arrives at strobe's own alone (a heap hook
-    # whose handler has just run) is a step like any other.
-    users = [b for b in listed if b.type not in _WATCHPOINT_WORDS and b.number > 0]
+    # whose handler has just run), or at one of the user's that GDB would not stop at, is a step
+    # like any other.
+    users = [b for b in listed if b.type not in _WATCHPOINT_WORDS and b.number > 0
+             and (not stepping or _stops_there(b, hits_before.get(b.number)))]
     if isinstance(event, gdb.BreakpointEvent) and (users or not stepping):
         numbers = ", ".join(str(b.number) for b in users)
         return StopKind.Breakpoint, tid, 0, 0, f"breakpoint {numbers}"
@@ -656,6 +659,16 @@ def _describe(event, hits_before=None):
     if stepping and (type(event) is gdb.StopEvent or isinstance(event, gdb.BreakpointEvent)):
         return StopKind.Step, tid, 0, 0, "stepped one instruction"
     return StopKind.Other, tid, 0, 0, "stopped"
+
+
+def _stops_there(breakpoint, before):
+    """Whether GDB would stop at a user's breakpoint a `stepi` arrived at, by its (hit count,
+    ignore count) from before: a false condition leaves the hit count, an ignore count uses one
+    up. (The `stepi` itself stops there either way.)"""
+    if before is None or not breakpoint.is_valid():
+        return True
+    hits, ignore = before
+    return breakpoint.hit_count != hits and breakpoint.ignore_count == ignore
 
 
 def _show_stop(stop):

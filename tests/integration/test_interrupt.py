@@ -55,6 +55,22 @@ class InterruptScenarios:
         t.command("continue")
         t.expect(self.exited)
 
+    def test_ctrl_c_ends_a_step_that_waits_for_a_stopped_thread(self):
+        # `parked` reads a pipe that main writes to only after its loop: stepped alone, its
+        # read never returns.
+        t = harness.Terminal(self.debugger, harness.fixture("threads"), ["1", "2"])
+        self.addCleanup(t.__exit__)
+        t.command(self.break_parked)
+        t.command("run")
+        t.expect(self.stopped_at_parked)
+        t.command("strobe step --count 3000 --quiet")
+        t.pause(2)
+        t.interrupt()
+        end = t.expect(r"stepped (\d+) instructions of thread \d+ in [^;]*; ([^;]*);", timeout=20)
+        self.assertRegex(end.group(2), self.step_ended_by_interrupt)
+        t.command("continue")
+        t.expect(self.exited)
+
     # A capture streamed to a file is checkpointed every second: killing the debugger loses at
     # most that second, and what is kept still names its functions offline.
     def test_a_streamed_capture_outlives_its_killed_debugger(self):
@@ -79,6 +95,9 @@ class GdbInterruptTest(InterruptScenarios, unittest.TestCase):
     # GDB's Ctrl-C reaches the running program as SIGINT.
     ended_by_interrupt = r"the process received signal SIGINT"
     exited = r"\[Inferior 1 \(process \d+\) exited normally\]"
+    break_parked = "break parked"
+    stopped_at_parked = r"Breakpoint 1, parked \("
+    step_ended_by_interrupt = r"signal SIGINT"
 
     def setUp(self):
         require_gdb()
@@ -90,6 +109,9 @@ class LldbInterruptTest(InterruptScenarios, unittest.TestCase):
     stopped_at_main = r"stop reason = breakpoint 1\.1"
     ended_by_interrupt = r"interrupted"
     exited = r"Process \d+ exited with status = 0"
+    break_parked = "breakpoint set -n parked"
+    stopped_at_parked = r"stop reason = breakpoint 1\.1"
+    step_ended_by_interrupt = r"interrupted"
 
     def setUp(self):
         require_lldb_plugin()

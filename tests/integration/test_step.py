@@ -210,6 +210,35 @@ class StepTraceTest:
                 self.assertIn(f"write [{iteration:#x}]:8=0x1", memory, out)
                 self.assertEqual(out.count(f"[{iteration:#x}]:8=0x1"), 1, out)
 
+    def test_a_breakpoint_the_debugger_would_not_stop_at_is_stepped_over(self):
+        # At step_work's loop head (+0x1b) rdx counts 0, 3, 6: a condition true at the third
+        # arrival, or an ignore count of two, stops there. The trace steps through the first two
+        # (GDB had ended at the first, LLDB had run free to the third) and ends at the third.
+        for breakpoint in self.loop_head_breakpoints:
+            with self.subTest(breakpoint=breakpoint):
+                rc, out = self.commands(["b step_work", "run", *breakpoint,
+                                         "strobe step --count 1000",
+                                         "p/x (unsigned long)$rdx"],
+                                        harness.fixture("steploop_int"), ["100"])
+                self.assertEqual(rc, 0, out)
+                self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
+                                      r"breakpoint 2\b")
+                rdx = re.findall(r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M)
+                self.assertEqual([int(v, 16) for v in rdx], [6], out)
+                self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out,
+                                                re.M)), 2, out)
+
+    def test_a_fork_never_lets_the_process_run_free(self):
+        # execs forks a child that exits at once, then waits for it. LLDB had taken the fork's
+        # stop for one to resume from: the process ran free to its end, the trace cut short. GDB
+        # steps through the fork; under LLDB the trace ends before it, the process still there.
+        rc, out = self.commands(["b main", "run", "strobe step --count 3000 --quiet"],
+                                harness.fixture("execs"), ["0", harness.fixture("steploop_int"),
+                                                           "3"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; "
+                              + self.through_a_fork)
+
     def test_each_step_of_a_rep_string_instruction_records_its_element(self):
         # A single step runs one iteration: rep movsb moves one byte of "WXYZ", rep stosq
         # stores one word. Their records had no memory at all.
@@ -262,6 +291,8 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
     pc_pattern = r"=> (0x[0-9a-f]+)"
     # A software watchpoint is checked by GDB at every step, and listed at every stop.
     watch_commands = (["watch iteration"], ["set can-use-hw-watchpoints 0", "watch iteration"])
+    loop_head_breakpoints = (["b *step_work+27 if $rdx == 6"], ["b *step_work+27", "ignore 2 2"])
+    through_a_fork = r"(the count was reached|the process executed a new program \()"
 
     def setUp(self):
         harness.require_built(harness.GDB_SCRIPT)
@@ -349,6 +380,9 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     delete_breakpoints = "breakpoint delete -f"
     read_pc = "register read pc"
     pc_pattern = r"rip = (0x[0-9a-f]+)"
+    loop_head_breakpoints = (['br set -a "(char *)step_work + 27" -c "$rdx == 6"'],
+                             ['br set -a "(char *)step_work + 27" -i 2'])
+    through_a_fork = r"the next instruction forks the process \(system call 56\)"
     watch_commands = (["watchpoint set variable iteration"],)
 
     def setUp(self):
