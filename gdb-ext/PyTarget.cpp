@@ -28,24 +28,41 @@ void assignWords(py::handle sequence, std::vector<uint64_t> &out) {
   }
 }
 
-class PyArming final : public Arming {
+// A Python object whose close() undoes what it set up in GDB, called when the engine lets go.
+class ClosedAtEnd {
 public:
-  explicit PyArming(py::object handle) : handle_(std::move(handle)) {}
-
-  ~PyArming() override {
-    tap.reset(); // no stop is taken early once the engine has let go
+  ClosedAtEnd(py::object handle, const char *undoing)
+      : handle_(std::move(handle)), undoing_(undoing) {}
+  ~ClosedAtEnd() {
     py::gil_scoped_acquire gil;
     py::object handle = std::move(handle_); // released while the GIL is still held
     try {
       handle.attr("close")();
     } catch (py::error_already_set &error) {
-      error.discard_as_unraisable("strobe: undoing the sampling setup");
+      error.discard_as_unraisable(undoing_);
     }
+  }
+  ClosedAtEnd(const ClosedAtEnd &) = delete;
+  ClosedAtEnd &operator=(const ClosedAtEnd &) = delete;
+  py::object &operator*() { return handle_; }
+
+private:
+  py::object handle_;
+  const char *undoing_;
+};
+
+class PyArming final : public Arming {
+public:
+  explicit PyArming(py::object handle)
+      : handle_(std::move(handle), "strobe: undoing the sampling setup") {}
+
+  ~PyArming() override {
+    tap.reset(); // no stop is taken early once the engine has let go (before handle_ closes)
   }
 
   void keepSignalSilent() override {
     py::gil_scoped_acquire gil;
-    handle_.attr("keep_signal_silent")();
+    (*handle_).attr("keep_signal_silent")();
   }
 
   bool stopsOneThread() const override { return tap && tap->armed(); }
@@ -53,7 +70,16 @@ public:
   std::optional<WaitTap::Armed> tap;
 
 private:
-  py::object handle_;
+  ClosedAtEnd handle_;
+};
+
+class PySteppingScope final : public SteppingScope {
+public:
+  explicit PySteppingScope(py::object handle)
+      : handle_(std::move(handle), "strobe: ending a step trace's setup") {}
+
+private:
+  ClosedAtEnd handle_;
 };
 
 class PyBreakpoint final : public Breakpoint {
@@ -295,6 +321,11 @@ void PyTarget::resumeInBackground() {
 }
 
 bool PyTarget::isRunning() { return call<bool>("is_running"); }
+
+std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid, const std::set<uint64_t> &) {
+  py::gil_scoped_acquire gil;
+  return std::make_unique<PySteppingScope>(invoke("begin_stepping", tid));
+}
 
 StopEvent PyTarget::stepInstruction(uint64_t tid) {
   if (NativeTracee *native = this->native()) {

@@ -71,6 +71,8 @@ public:
   StopEvent runUntilUserStop() override;
   void resumeInBackground() override;
   bool isRunning() override;
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t tid,
+                                               const std::set<uint64_t> &until) override;
   StopEvent stepInstruction(uint64_t tid) override;
   std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
                                                BreakpointHandler handler) override;

@@ -73,6 +73,7 @@ PYBIND11_MODULE(_strobe, m) {
       .value("Exited", StopEvent::Kind::Exited)
       .value("Step", StopEvent::Kind::Step)
       .value("Exec", StopEvent::Kind::Exec)
+      .value("Delivering", StopEvent::Kind::Delivering)
       .value("Other", StopEvent::Kind::Other);
 
   py::enum_<Verdict>(m, "Verdict")

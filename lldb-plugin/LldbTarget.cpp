@@ -734,22 +734,35 @@ std::optional<uint64_t> LldbTarget::afterSystemCallAt(uint64_t pc) {
   return after;
 }
 
-std::optional<std::string> LldbTarget::forkNext(lldb::SBThread &thread) {
-  // x86-64 system call numbers, and clone's flag that makes a thread instead of a process.
-  constexpr uint64_t kClone = 56, kFork = 57, kVfork = 58, kClone3 = 435;
-  constexpr uint64_t kCloneThread = 0x10000;
+namespace {
+
+// x86-64 system call numbers strobe's steps care for, and clone's flag that makes a thread
+// instead of a process.
+constexpr uint64_t kClone = 56, kFork = 57, kVfork = 58, kExecve = 59, kExecveat = 322,
+                   kClone3 = 435;
+constexpr uint64_t kCloneThread = 0x10000;
+
+uint64_t registerOf(lldb::SBFrame &frame, const char *name) {
+  return frame.FindRegister(name).GetValueAsUnsigned(~uint64_t{0});
+}
+
+} // namespace
+
+std::optional<uint64_t> LldbTarget::systemCallNext(lldb::SBThread &thread) {
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
   if (setup_.isa != Isa::X86_64 || !afterSystemCallAt(frame.GetPC()))
     return std::nullopt;
-  auto reg = [&frame](const char *name) {
-    return frame.FindRegister(name).GetValueAsUnsigned(~uint64_t{0});
-  };
-  const uint64_t number = reg("rax");
-  bool forks =
-      number == kFork || number == kVfork || (number == kClone && !(reg("rdi") & kCloneThread));
+  return registerOf(frame, "rax");
+}
+
+std::optional<std::string> LldbTarget::forkNext(lldb::SBThread &thread, uint64_t number) {
+  lldb::SBFrame frame = thread.GetFrameAtIndex(0);
+  bool forks = number == kFork || number == kVfork ||
+               (number == kClone && !(registerOf(frame, "rdi") & kCloneThread));
   if (number == kClone3) { // the flags are the first word of its struct clone_args
     lldb::SBError error;
-    const uint64_t flags = thread.GetProcess().ReadUnsignedFromMemory(reg("rdi"), 8, error);
+    const uint64_t flags =
+        thread.GetProcess().ReadUnsignedFromMemory(registerOf(frame, "rdi"), 8, error);
     forks = error.Fail() || !(flags & kCloneThread);
   }
   if (!forks)
@@ -869,8 +882,11 @@ StopEvent LldbTarget::stepOnce(uint64_t tid) {
   lldb::SBThread thread = process.GetThreadByID(tid);
   if (!thread.IsValid())
     return {StopEvent::Kind::Other, tid, 0, 0, "no thread " + std::to_string(tid)};
-  if (std::optional<std::string> fork = forkNext(thread))
-    return {StopEvent::Kind::Other, tid, 0, 0, *fork};
+  const std::optional<uint64_t> call = systemCallNext(thread);
+  if (call)
+    if (std::optional<std::string> fork = forkNext(thread, *call))
+      return {StopEvent::Kind::Other, tid, 0, 0, *fork};
+  const uint64_t pc = thread.GetFrameAtIndex(0).GetPC();
   lldb::SBError error;
   {
     // Synchronous, so that the step's stop is nobody else's; the thread plan of `thread
@@ -879,7 +895,12 @@ StopEvent LldbTarget::stepOnce(uint64_t tid) {
     HiddenBreakpoints::StopOnHit stopOnHit(hidden_);
     thread.StepInstruction(false, error);
   }
-  return afterStep(process, thread, tid, error);
+  StopEvent stop = afterStep(process, thread, tid, error);
+  // LLDB 19's step goes on through an exec into the new program, as if nothing happened there.
+  if (call && (*call == kExecve || *call == kExecveat) && stop.kind == StopEvent::Kind::Step &&
+      thread.GetFrameAtIndex(0).GetPC() != *afterSystemCallAt(pc))
+    return {StopEvent::Kind::Exec, tid, 0, 0, pathOf(process.GetTarget().GetExecutable())};
+  return stop;
 }
 
 StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,

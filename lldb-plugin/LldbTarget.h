@@ -184,12 +184,14 @@ private:
   // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
   bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
   // Where a system call instruction at `pc` returns to; nullopt for another instruction. LLDB
-  // steps them itself, not inside lldb-server: see forkNext().
+  // steps them itself, not inside lldb-server: see stepOnce().
   std::optional<uint64_t> afterSystemCallAt(uint64_t pc);
-  // Why `thread` must not be stepped: its next instruction makes a new process (fork, vfork, a
-  // clone of no thread). LLDB 19 takes the fork's stop for one not to stop at and resumes the
-  // whole process: the step would become a free run.
-  std::optional<std::string> forkNext(lldb::SBThread &thread);
+  // The number of the system call `thread`'s next instruction makes (x86-64), if it makes one.
+  std::optional<uint64_t> systemCallNext(lldb::SBThread &thread);
+  // Why `thread` must not be stepped: its next instruction, system call `number`, makes a new
+  // process (fork, vfork, a clone of no thread). LLDB 19 takes the fork's stop for one not to
+  // stop at and resumes the whole process: the step would become a free run.
+  std::optional<std::string> forkNext(lldb::SBThread &thread, uint64_t number);
   // The stop after LLDB's own step of `thread` (thread `tid`; `error` its outcome), as
   // stepInstruction() reports it.
   StopEvent afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,

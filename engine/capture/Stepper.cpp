@@ -1,6 +1,8 @@
 #include "capture/Stepper.h"
+#include "isa/StepLanding.h"
 
 #include <chrono>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace strobe {
@@ -47,6 +49,19 @@ bool Stepper::readState(uint64_t tid, TraceRecord &record) {
       extended_ = false;
   }
   return true;
+}
+
+bool Stepper::landsThere(const InstructionInfo &insn, const TraceRecord &before, uint64_t pc) {
+  // An x86-64 return goes to the word on top of the stack, which it leaves in memory.
+  std::optional<uint64_t> returnAddress;
+  if (insn.kind == BranchKind::Return && isa_ == Isa::X86_64)
+    if (const std::vector<uint8_t> top =
+            target_.readMemory(before.regs[registerTable(isa_).sp], sizeof(uint64_t));
+        top.size() == sizeof(uint64_t)) {
+      returnAddress.emplace();
+      std::memcpy(&*returnAddress, top.data(), sizeof(uint64_t));
+    }
+  return stepMayLandAt(insn, returnAddress, pc);
 }
 
 std::span<const uint8_t> Stepper::instructionAt(uint64_t pc) {
@@ -96,6 +111,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
       if (stepping && outcome.trace.size() == request.count)
         stepping->lastStepNext();
       StopEvent stop = target_.stepInstruction(request.tid);
+      if (stop.kind == StopEvent::Kind::Delivering)
+        continue; // the instruction has not run; the next step delivers the signal
       const bool completed = stop.kind == StopEvent::Kind::Step;
       if (!completed) {
         outcome.userStop = stop;
@@ -111,15 +128,23 @@ StepOutcome Stepper::run(const StepRequest &request) {
         throw std::runtime_error(
             fmt::format("cannot read the registers of thread {} after a step", request.tid));
       }
-      record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
-      for (MemoryAccess &access : record.memory)
-        if (access.write)
-          access.writtenValue = target_.readMemory(access.address, access.size);
-      // A value that could not be read (unmapped, a guard page) makes the access unrecordable.
-      record.memory.eraseIf([](const MemoryAccess &a) {
-        return (a.read && a.readValue.size() != a.size) ||
-               (a.write && a.writtenValue.size() != a.size);
-      });
+      if (completed && !landsThere(*insn, previous, record.regs[pcIndex])) {
+        // Not this instruction's doing: the record holds the state the thread was moved to.
+        record.gap = true;
+        record.memory.clear();
+        ++outcome.moves;
+      } else {
+        record.instruction.assign(bytes.begin(), bytes.begin() + insn->length);
+        for (MemoryAccess &access : record.memory)
+          if (access.write)
+            access.writtenValue = target_.readMemory(access.address, access.size);
+        // A value that could not be read (unmapped, a guard page) makes the access
+        // unrecordable.
+        record.memory.eraseIf([](const MemoryAccess &a) {
+          return (a.read && a.readValue.size() != a.size) ||
+                 (a.write && a.writtenValue.size() != a.size);
+        });
+      }
       outcome.trace.append(record);
       previous = std::move(record);
       if (!completed)

@@ -37,6 +37,9 @@ struct StepOutcome {
   bool countReached = false; // the request's count of instructions was stepped
   uint64_t durationNs = 0;
   uint64_t unpredictedMemory = 0; // instructions whose memory accesses the model cannot name
+  // Records after a step that left the thread where its instruction cannot go (a signal's
+  // delivery into its handler): they hold the state there, with no instruction, as after a gap.
+  uint64_t moves = 0;
   // Extended registers the target does not have (LLDB reads no SVE target's v0-v31): the trace
   // holds them as 0.
   std::vector<std::string> absentExtended;
@@ -51,6 +54,10 @@ public:
 private:
   bool readState(uint64_t tid, TraceRecord &record);
   std::span<const uint8_t> instructionAt(uint64_t pc);
+  // Whether one step of `insn`, from the state `before`, can leave the thread at `pc`. A signal
+  // delivered with the step moves it into the handler instead (LLDB may even run the handler's
+  // first instruction in that step).
+  bool landsThere(const InstructionInfo &insn, const TraceRecord &before, uint64_t pc);
 
   Target &target_;
   Isa isa_;

@@ -145,6 +145,7 @@ std::string describeStop(const StopEvent &event) {
   case StopEvent::Kind::Breakpoint:
     return "the process stopped at a breakpoint";
   case StopEvent::Kind::Signal:
+  case StopEvent::Kind::Delivering:
     return "the process received signal " + signalName(event.signo);
   case StopEvent::Kind::Exec:
     return event.description.empty()

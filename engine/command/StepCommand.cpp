@@ -100,13 +100,17 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
     if (!c.symbols.count(pc))
       c.symbols.emplace(pc, t.symbolize(pc));
   });
+  // An exit or an exec in the words every capture uses, not each debugger's own.
+  if (outcome.userStop && (outcome.userStop->kind == StopEvent::Kind::Exited ||
+                           outcome.userStop->kind == StopEvent::Kind::Exec))
+    outcome.endReason = describeStop(*outcome.userStop);
   if (!request.until.empty() && outcome.countReached)
     outcome.endReason = fmt::format("{} was not reached in {}{}", cmd.get("until"),
                                     plural(request.count, "instruction"),
                                     cmd.has("count") ? "" : " (--count raises the limit)");
   c.stepTraces.push_back(std::move(outcome.trace));
   const StepTrace &trace = c.stepTraces.back();
-  const uint64_t stepped = trace.size() - 1;
+  const uint64_t stepped = trace.size() - 1 - outcome.moves;
   if (!cmd.has("quiet"))
     out += renderStepTrace(c, trace);
   if (!outcome.absentExtended.empty())
@@ -114,13 +118,17 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
                        registerRuns(outcome.absentExtended),
                        outcome.absentExtended.size() > 1 ? "them" : "it");
   out += fmt::format(
-      "strobe: stepped {} of thread {} in {} ({:.0f} us each){}; {}; 'strobe "
+      "strobe: stepped {} of thread {} in {} ({:.0f} us each){}{}; {}; 'strobe "
       "dump' prints it, 'strobe save' keeps it\n",
       plural(stepped, "instruction"), trace.tid(), formatDuration(outcome.durationNs),
       stepped ? outcome.durationNs / 1e3 / stepped : 0.0,
       outcome.unpredictedMemory
           ? fmt::format(" ({} with memory accesses strobe cannot name)", outcome.unpredictedMemory)
           : "",
+      outcome.moves ? fmt::format(", moved {} by the system (a signal's delivery: '(after a gap)' "
+                                  "in the dump)",
+                                  plural(outcome.moves, "time"))
+                    : "",
       outcome.endReason);
   if (outcome.userStop)
     out += heapAtProgramEnd(*outcome.userStop);

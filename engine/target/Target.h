@@ -58,7 +58,9 @@ struct StopEvent {
   // Step: a stepInstruction() completed normally (the thread executed one instruction).
   // Exec: the process executed a new program (execve); the debugger now holds that program's
   // modules and symbols, and `description` is its path.
-  enum class Kind { Signal, Breakpoint, Exited, Step, Exec, Other } kind = Kind::Other;
+  // Delivering: a stepInstruction() met a signal the debugger passes to the program without
+  // stopping (`signo`) before the instruction ran; the next one delivers it, into its handler.
+  enum class Kind { Signal, Breakpoint, Exited, Step, Exec, Delivering, Other } kind = Kind::Other;
   uint64_t tid = 0;
   int signo = 0;           // Kind::Signal
   int exitCode = 0;        // Kind::Exited (negative: killed by signal -exitCode)

@@ -63,6 +63,7 @@ class GdbTarget:
         self._deferred = []  # what GDB forbids inside a breakpoint condition, done after it
         # during step_instruction's stepi: each breakpoint's (hit count, ignore count) before it
         self._stepping = None
+        self._step_scope = None  # while the engine steps a thread (begin_stepping)
         self._step_guard = None  # native_step_guard()'s answer until breakpoints change
         self._retired = {}  # address -> engine breakpoints deleted in a callback, still in GDB
         self._own_stop = None  # the sample stop after which $_strobe_stop() asked GDB to stop
@@ -226,6 +227,11 @@ class GdbTarget:
         thread = gdb.selected_thread()
         return thread is not None and thread.is_running()
 
+    def begin_stepping(self, tid):
+        """What a step trace needs of GDB for its duration (SteppingScope); close() undoes it."""
+        self._step_scope = _SteppingScope(self)
+        return self._step_scope
+
     def step_instruction(self, tid):
         """One `stepi` of that thread alone, with GDB's printing of a plain step left out."""
         thread = self._thread_of(tid)
@@ -255,7 +261,7 @@ class GdbTarget:
                     # it. The user's mode comes back at the next process's first stop.
                     self._user_locking = locking
         stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
-        if stop[0] != StopKind.Step:
+        if stop[0] not in (StopKind.Step, StopKind.Delivering):
             self._home = None  # the user's stop selects its thread, as without strobe
             _show_stop(stop)
         return stop
@@ -332,6 +338,8 @@ class GdbTarget:
             gdb.execute("queue-signal 0", to_string=True)
         elif self._exec_stop is not None:  # reported to the engine by on_program_replaced
             self._last_stop = self._exec_stop
+        elif self._step_scope is not None and (stop := self._step_scope.stop_of(event)):
+            self._stopped(stop)
         elif isinstance(event, gdb.BreakpointEvent) and any(
                 a.exec_catchpoint in event.breakpoints for a in self._armings):
             # an exec of the same file, which on_program_replaced leaves alone
@@ -481,6 +489,60 @@ class GdbTarget:
                    else "GDB runs this process in non-stop mode; load strobe before starting or "
                         "attaching to it")
             gdb.write(f"strobe: only the stopped thread can be sampled: {why}\n")
+
+
+class _SteppingScope:
+    """Catchpoints for a step trace's duration. GDB follows an exec inside a `stepi` and runs the
+    new program's start unstepped: the exec ends the trace here instead. And it runs the handler
+    of a signal it passes without stopping inside the `stepi` too; stopped for the signal first,
+    its next `stepi` delivers it and stops at the handler's entry, which is then stepped."""
+
+    def __init__(self, target):
+        self.target = target
+        self.exec_catchpoint = self.signal_catchpoint = None
+        with contextlib.suppress(gdb.error):  # a target that cannot report an exec
+            self.exec_catchpoint = _new_catchpoint("catch exec")
+        self.passed = _signals_passed_without_stopping()
+        if self.passed:
+            self.signal_catchpoint = _new_catchpoint("catch signal " + " ".join(self.passed))
+
+    def stop_of(self, event):
+        """The engine's tuple for a stop at one of the catchpoints, or None. (GDB reports the
+        signal catchpoint's stop as the signal's.)"""
+        if self.exec_catchpoint is not None and self.exec_catchpoint in getattr(
+                event, "breakpoints", ()):
+            return _exec_stop(gdb.current_progspace())
+        if isinstance(event, gdb.SignalEvent) and event.stop_signal in self.passed:
+            # GDB's next `stepi` delivers it, into the handler: the module must not step instead.
+            self.target._step_guard = False
+            name = event.stop_signal
+            return StopKind.Delivering, _selected_tid(), signal_number(name), 0, f"signal {name}"
+        return None
+
+    def close(self):
+        if self.target._step_scope is self:
+            self.target._step_scope = None
+        for catchpoint in (self.exec_catchpoint, self.signal_catchpoint):
+            if catchpoint is not None and catchpoint.is_valid():
+                catchpoint.delete()
+
+
+# Signals a program handles that `catch signal` can name on every target (real-time ones have
+# names only GDB knows).
+_CATCHABLE = ("SIGHUP SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM "
+              "SIGTERM SIGCHLD SIGCONT SIGTSTP SIGTTIN SIGTTOU SIGURG SIGXCPU SIGXFSZ SIGVTALRM "
+              "SIGPROF SIGWINCH SIGIO SIGPWR SIGSYS").split()
+
+
+def _signals_passed_without_stopping():
+    """The signals GDB hands to the program without stopping, by `info signals`."""
+    passed = []
+    for row in gdb.execute("info signals", to_string=True).splitlines():
+        fields = row.split()
+        if len(fields) >= 4 and fields[0] in _CATCHABLE and fields[1] == "No" and (
+                fields[3] == "Yes"):
+            passed.append(fields[0])
+    return passed
 
 
 class _Arming:

@@ -24,7 +24,7 @@ class StopsReachTheUserTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"\[Inferior 1 \(process \d+\) exited normally\]")
         stepped = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in .*; "
-                            r"exited with code 0;", out)
+                            r"the process exited with status 0;", out)
         self.assertIsNotNone(stepped, out)
         self.assertLess(int(stepped.group(1)), 50000)
         self.assertIn("holding a capture (live): 1 step trace\n", out)
@@ -38,7 +38,7 @@ class StopsReachTheUserTest(unittest.TestCase):
                               harness.fixture("steploop_int"), ["10"])
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ "
-                              r".*exited with code 0")
+                              r".*; the process exited with status 0;")
         self.assertIn('Mode for locking scheduler during execution is "replay".', out)
 
     def test_breakpoint_during_a_background_capture(self):

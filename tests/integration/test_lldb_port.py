@@ -166,7 +166,7 @@ class StepThroughLldb(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         [(count, _, why)] = stepped(self, out)
         self.assertLess(count, 1000, out)
-        self.assertEqual(why, "exited with status 0", out)
+        self.assertEqual(why, "the process exited with status 0", out)
         self.assertRegex(out.split("(lldb) process status", 1)[1],
                          r"Process \d+ exited with status = 0", out)
 

@@ -228,6 +228,51 @@ class StepTraceTest:
                 self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out,
                                                 re.M)), 2, out)
 
+    def test_an_exec_ends_the_trace_before_the_new_program_runs(self):
+        # GDB had followed the exec inside its stepi and run the new program's start unstepped,
+        # to the next breakpoint: one record held all of it.
+        program = harness.fixture("steploop_int")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.txt")
+            rc, out = self.commands(["b before_exec", "run", "strobe step --count 100000 --quiet",
+                                     f"strobe dump --output {path}"],
+                                    harness.fixture("execs"), ["0", program, "3"])
+            self.assertEqual(rc, 0, out)
+            with open(path) as f:
+                header = f.readline()
+        ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;]*; "
+                          r"the process executed a new program \(([^)]*)\);", out)
+        self.assertIsNotNone(ended, out)
+        self.assertEqual(os.path.realpath(ended.group(2)), os.path.realpath(program))
+        self.assertRegex(header, rf"step trace of thread \d+: {int(ended.group(1)) + 1} records")
+
+    def test_a_signal_handler_is_stepped_after_a_gap(self):
+        # SIGALRM every 5 ms, which both debuggers pass without stopping. GDB had run each
+        # handler inside its stepi, unrecorded; LLDB had recorded the interrupted instruction as
+        # if it ran into the handler. The delivery is a record of its own, after a gap, and the
+        # handler's instructions follow it.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.txt")
+            rc, out = self.commands(["b spin", "run", self.delete_breakpoints,
+                                     "strobe step --count 3000 --quiet",
+                                     f"strobe dump --output {path}"],
+                                    harness.fixture("ticks"), ["100000000"])
+            self.assertEqual(rc, 0, out)
+            with open(path) as f:
+                lines = f.read().splitlines()
+        ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;]*, moved "
+                          r"(\d+) times? by the system [^;]*; the count was reached;", out)
+        self.assertIsNotNone(ended, out)
+        stepped, moved = int(ended.group(1)), int(ended.group(2))
+        self.assertGreaterEqual(moved, 1, out)
+        self.assertRegex(lines[0], rf"step trace of thread \d+: {stepped + moved + 1} records")
+        gaps = [i for i, line in enumerate(lines) if "(after a gap)" in line]
+        self.assertEqual(len(gaps), moved)
+        followed = [lines[i + 1] for i in gaps if re.match(r"\s+\d+  ", lines[i + 1])]
+        self.assertTrue(followed, lines[-3:])  # only the trace's last record may be one
+        for line in followed:
+            self.assertRegex(line, r"^\s+\d+  0x[0-9a-f]+ <on_alarm(\+0x[0-9a-f]+)?>  ")
+
     def test_a_fork_never_lets_the_process_run_free(self):
         # execs forks a child that exits at once, then waits for it. LLDB had taken the fork's
         # stop for one to resume from: the process ran free to its end, the trace cut short. GDB

@@ -20,6 +20,11 @@ public:
   std::optional<size_t> signalAtStep;    // the n-th step reports a signal instead
   std::optional<size_t> interruptAtStep; // the n-th step throws Interrupted (Ctrl-C) instead
   std::optional<uint64_t> watched;       // a store here stops the step after it, as a watchpoint
+  // The n-th step delivers a signal instead: the thread is moved to the handler at 0x2000
+  // (`jmp 0x1000`) without running its instruction. With deliveringFirst, that step reports the
+  // signal as about to be delivered first, and the next one delivers it.
+  std::optional<size_t> signalHandledAtStep;
+  bool deliveringFirst = false;
   size_t steps = 0;
   size_t stepsAsked = 0;
   // beginStepping(): the thread and the stops asked for, whether its scope is alive, the steps
@@ -52,6 +57,9 @@ public:
     const uint8_t code[] = {0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0x03, 0xeb, 0xf7};
     for (size_t i = 0; i < sizeof code; ++i)
       memory[0x1000 + i] = code[i];
+    const uint8_t handler[] = {0xe9, 0xfb, 0xef, 0xff, 0xff};
+    for (size_t i = 0; i < sizeof handler; ++i)
+      memory[0x2000 + i] = handler[i];
     regs[kRip] = 0x1000;
     regs[kRbx] = 0x8000;
     regs[kEflags] = 0x202 | 0x100; // TF, as a debugger's single-step leaves it
@@ -79,6 +87,15 @@ public:
       throw Interrupted();
     if (signalAtStep && steps++ == *signalAtStep)
       return {StopEvent::Kind::Signal, tid, 11, 0, "signal SIGSEGV"};
+    if (signalHandledAtStep && stepsAsked++ == *signalHandledAtStep) {
+      if (std::exchange(deliveringFirst, false)) {
+        signalHandledAtStep = stepsAsked; // the next step delivers it
+        return {StopEvent::Kind::Delivering, tid, 14, 0, "signal SIGALRM"};
+      }
+      regs[kRip] = 0x2000;
+      regs[kRax] = 14; // the handler's argument, as a delivery changes registers
+      return {StopEvent::Kind::Step, tid, 0, 0, ""};
+    }
     switch (regs[kRip]) {
     case 0x1000:
       regs[kRax] += 1;
@@ -117,6 +134,34 @@ TEST(Stepper, RecordsEachInstructionWithItsBytesAndRegistersAfterIt) {
   // The trap flag is the stepping mechanism's, not the program's.
   EXPECT_EQ(records[2].regs[kEflags], 0x202u);
   EXPECT_TRUE(records[2].memory.empty());
+}
+
+// A step that leaves the thread where its instruction cannot go (a signal handler) is no
+// instruction of the trace: its record holds the state there, as after a gap, and the handler's
+// instructions follow.
+TEST(Stepper, AStepThatLandsWhereItsInstructionCannotGoIsRecordedAsAGap) {
+  for (const bool deliveringFirst : {false, true}) {
+    SCOPED_TRACE(deliveringFirst);
+    LoopMachine machine;
+    machine.signalHandledAtStep = 1; // the step of `mov [rbx], rax`
+    machine.deliveringFirst = deliveringFirst;
+    Stepper stepper(machine);
+    StepOutcome out = stepper.run({1001, 4, {}, true, {}});
+    EXPECT_EQ(out.moves, 1u);
+    EXPECT_EQ(out.endReason, "the count was reached");
+    const std::vector<TraceRecord> records = out.trace.records();
+    ASSERT_EQ(records.size(), 5u);
+    EXPECT_FALSE(records[1].gap);
+    EXPECT_TRUE(records[2].gap);
+    EXPECT_TRUE(records[2].instruction.empty());
+    EXPECT_TRUE(records[2].memory.empty()) << "the store never ran";
+    EXPECT_EQ(records[2].regs[kRip], 0x2000u);
+    EXPECT_EQ(records[2].regs[kRax], 14u);
+    EXPECT_EQ(records[3].instruction, (std::vector<uint8_t>{0xe9, 0xfb, 0xef, 0xff, 0xff}));
+    EXPECT_EQ(records[3].regs[kRip], 0x1000u);
+    EXPECT_FALSE(records[3].gap);
+    EXPECT_EQ(machine.memory.count(0x8000), 0u) << "nothing stored";
+  }
 }
 
 TEST(Stepper, MemoryOperandsCarryTheValuesWrittenAtTheAddressComputedBeforehand) {
