@@ -695,12 +695,22 @@ std::vector<uint8_t> LldbTarget::readHostMemory(uint64_t addr, size_t size) {
   return bytes;
 }
 
-bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
+std::optional<InstructionInfo> LldbTarget::instructionAt(uint64_t pc) {
   constexpr size_t kLongestInstruction = 15;
+  std::vector<uint8_t> bytes(kLongestInstruction);
+  if (setup_.native) {
+    bytes = readHostMemory(pc, kLongestInstruction);
+  } else {
+    lldb::SBError error;
+    bytes.resize(selectedProcess().ReadMemory(pc, bytes.data(), bytes.size(), error));
+  }
   if (!stepDecoder_)
     stepDecoder_.emplace(setup_.isa);
-  const std::optional<InstructionInfo> insn =
-      stepDecoder_->decode(readHostMemory(pc, kLongestInstruction), pc);
+  return stepDecoder_->decode(bytes, pc);
+}
+
+bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
+  const std::optional<InstructionInfo> insn = instructionAt(pc);
   if (!insn)
     return true;
   std::optional<uint64_t> returnAddress;
@@ -714,19 +724,9 @@ bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
 }
 
 std::optional<uint64_t> LldbTarget::afterSystemCallAt(uint64_t pc) {
-  constexpr size_t kLongestInstruction = 15;
   if (auto known = systemCalls_.find(pc); known != systemCalls_.end())
     return known->second;
-  std::vector<uint8_t> bytes(kLongestInstruction);
-  if (setup_.native) {
-    bytes = readHostMemory(pc, kLongestInstruction);
-  } else {
-    lldb::SBError error;
-    bytes.resize(selectedProcess().ReadMemory(pc, bytes.data(), bytes.size(), error));
-  }
-  if (!stepDecoder_)
-    stepDecoder_.emplace(setup_.isa);
-  const std::optional<InstructionInfo> insn = stepDecoder_->decode(bytes, pc);
+  const std::optional<InstructionInfo> insn = instructionAt(pc);
   std::optional<uint64_t> after;
   if (insn && insn->kind == BranchKind::Syscall)
     after = pc + insn->length;

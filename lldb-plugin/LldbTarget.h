@@ -180,6 +180,8 @@ private:
   // Memory of the process on this host read directly (what a run of steps reads), as
   // readProcessMemoryPrefix() reads it.
   std::vector<uint8_t> readHostMemory(uint64_t addr, size_t size);
+  // The instruction at `pc` (memory read on this host where the process runs here).
+  std::optional<InstructionInfo> instructionAt(uint64_t pc);
   // Whether one step of the instruction at `pc`, with the stack pointer `sp`, may end at `where`
   // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
   bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
@@ -240,7 +242,7 @@ private:
   // step where lastStepNext_ (SteppingScope).
   std::set<uint64_t> stepUntil_;
   bool lastStepNext_ = false;
-  std::optional<InstructionDecoder> stepDecoder_; // for stepMayEndAt(), made at its first use
+  std::optional<InstructionDecoder> stepDecoder_; // instructionAt()'s, made at its first use
   std::map<uint64_t, std::optional<uint64_t>> systemCalls_; // afterSystemCallAt()'s, this trace
   // When the step out now began (none: the epoch), and whether Ctrl-C interrupted it.
   std::atomic<std::chrono::steady_clock::time_point> stepOutSince_{};
