@@ -13,10 +13,29 @@ namespace {
 
 constexpr unsigned kRax = 0, kRbx = 1, kRip = 16, kEflags = 17, kOrigRax = 20;
 
-class LoopMachine : public strobe::testing::FakeTarget {
+// A thread whose registers and memory a test machine's stepInstruction() changes.
+class Machine : public strobe::testing::FakeTarget {
 public:
   std::vector<uint64_t> regs = std::vector<uint64_t>(21, 0);
   std::map<uint64_t, uint8_t> memory;
+
+  Machine() { regs[kOrigRax] = ~0ull; } // not in a system call
+  bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
+    out.tid = tid;
+    out.regs = regs;
+    out.stack = {regs[kRip]};
+    return true;
+  }
+  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override {
+    std::vector<uint8_t> bytes;
+    for (size_t i = 0; i < size && memory.count(addr + i); ++i)
+      bytes.push_back(memory[addr + i]);
+    return bytes;
+  }
+};
+
+class LoopMachine : public Machine {
+public:
   std::optional<size_t> signalAtStep;    // the n-th step reports a signal instead
   std::optional<size_t> interruptAtStep; // the n-th step throws Interrupted (Ctrl-C) instead
   std::optional<uint64_t> watched;       // a store here stops the step after it, as a watchpoint
@@ -63,19 +82,6 @@ public:
     regs[kRip] = 0x1000;
     regs[kRbx] = 0x8000;
     regs[kEflags] = 0x202 | 0x100; // TF, as a debugger's single-step leaves it
-    regs[kOrigRax] = ~0ull;        // not in a system call
-  }
-  bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
-    out.tid = tid;
-    out.regs = regs;
-    out.stack = {regs[kRip]};
-    return true;
-  }
-  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override {
-    std::vector<uint8_t> bytes;
-    for (size_t i = 0; i < size && memory.count(addr + i); ++i)
-      bytes.push_back(memory[addr + i]);
-    return bytes;
   }
   // Only `*ADDRESS`, as every front-end reads it.
   std::vector<uint64_t> resolve(std::string_view location) override {
@@ -184,31 +190,17 @@ namespace {
 
 // `rep movsb` (f3 a4) at 0x1000 copying 3 bytes from 0x8000 to 0x9000, then `jmp $` (eb fe).
 // Each step runs one iteration, as the trap flag makes a CPU do; the pc moves on with the last.
-class RepMoveMachine : public strobe::testing::FakeTarget {
+class RepMoveMachine : public Machine {
 public:
   static constexpr unsigned kRcx = 2, kRsi = 4, kRdi = 5;
-  std::vector<uint64_t> regs = std::vector<uint64_t>(21, 0);
-  std::map<uint64_t, uint8_t> memory{{0x1000, 0xf3}, {0x1001, 0xa4}, {0x1002, 0xeb}, {0x1003, 0xfe},
-                                     {0x8000, 0x11}, {0x8001, 0x22}, {0x8002, 0x33}};
 
   RepMoveMachine() {
+    memory = {{0x1000, 0xf3}, {0x1001, 0xa4}, {0x1002, 0xeb}, {0x1003, 0xfe},
+              {0x8000, 0x11}, {0x8001, 0x22}, {0x8002, 0x33}};
     regs[kRip] = 0x1000;
     regs[kRcx] = 3;
     regs[kRsi] = 0x8000;
     regs[kRdi] = 0x9000;
-    regs[kOrigRax] = ~0ull;
-  }
-  bool readThread(uint64_t tid, unsigned, ThreadSnapshot &out) override {
-    out.tid = tid;
-    out.regs = regs;
-    out.stack = {regs[kRip]};
-    return true;
-  }
-  std::vector<uint8_t> readMemory(uint64_t addr, size_t size) override {
-    std::vector<uint8_t> bytes;
-    for (size_t i = 0; i < size && memory.count(addr + i); ++i)
-      bytes.push_back(memory[addr + i]);
-    return bytes;
   }
   StopEvent stepInstruction(uint64_t tid) override {
     if (regs[kRip] == 0x1000 && regs[kRcx] != 0) {
