@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <set>
 
 namespace strobe {
 namespace {
@@ -80,6 +81,14 @@ StepOutcome Stepper::run(const StepRequest &request) {
   if (!readState(request.tid, previous))
     throw std::runtime_error(fmt::format("cannot read the registers of thread {}", request.tid));
   outcome.trace.append(previous);
+  // Pcs of the records not yet handed to request.recordedPcs, each once.
+  std::set<uint64_t> seen{previous.regs[pcIndex]};
+  std::vector<uint64_t> unnamed{previous.regs[pcIndex]};
+  auto handOver = [&] {
+    if (request.recordedPcs && !unnamed.empty())
+      request.recordedPcs(unnamed);
+    unnamed.clear();
+  };
   outcome.absentExtended = absentExtended_;
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid, request.until);
@@ -110,6 +119,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
 
       if (stepping && outcome.trace.size() == request.count)
         stepping->lastStepNext();
+      if (insn->kind == BranchKind::Syscall)
+        handOver();
       StopEvent stop = target_.stepInstruction(request.tid);
       if (stop.kind == StopEvent::Kind::Delivering)
         continue; // the instruction has not run; the next step delivers the signal
@@ -146,6 +157,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
         });
       }
       outcome.trace.append(record);
+      if (seen.insert(record.regs[pcIndex]).second)
+        unnamed.push_back(record.regs[pcIndex]);
       previous = std::move(record);
       if (!completed)
         break;
@@ -168,6 +181,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
     // What was recorded stands; an instruction stepped but not yet recorded is left out.
     outcome.endReason = interrupted.what();
   }
+  handOver();
   if (outcome.endReason.empty()) {
     outcome.endReason = "the count was reached";
     outcome.countReached = true;

@@ -87,6 +87,11 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   // The trace joins the capture of this process (heap events, say) while the process is there
   // to tell: after an exit no pid matches it.
   Capture &c = captureForEvents(t);
+  request.recordedPcs = [&t, &c](std::span<const uint64_t> pcs) {
+    for (uint64_t pc : pcs)
+      if (!c.symbols.count(pc))
+        c.symbols.emplace(pc, t.symbolize(pc));
+  };
   Stepper stepper(t);
   StepOutcome outcome = [&] {
     stepping = true;
@@ -94,12 +99,6 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
                                                               [](bool *flag) { *flag = false; });
     return stepper.run(request);
   }();
-  const unsigned pcIndex = registerTable(c.header.isa).pc;
-  outcome.trace.forEach([&](const TraceRecord &r) {
-    const uint64_t pc = r.regs[pcIndex];
-    if (!c.symbols.count(pc))
-      c.symbols.emplace(pc, t.symbolize(pc));
-  });
   // An exit or an exec in the words every capture uses, not each debugger's own.
   if (outcome.userStop && (outcome.userStop->kind == StopEvent::Kind::Exited ||
                            outcome.userStop->kind == StopEvent::Kind::Exec))

@@ -239,12 +239,16 @@ class StepTraceTest:
                                     harness.fixture("execs"), ["0", program, "3"])
             self.assertEqual(rc, 0, out)
             with open(path) as f:
-                header = f.readline()
+                lines = f.read().splitlines()
         ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;]*; "
                           r"the process executed a new program \(([^)]*)\);", out)
         self.assertIsNotNone(ended, out)
         self.assertEqual(os.path.realpath(ended.group(2)), os.path.realpath(program))
-        self.assertRegex(header, rf"step trace of thread \d+: {int(ended.group(1)) + 1} records")
+        self.assertRegex(lines[0], rf"step trace of thread \d+: {int(ended.group(1)) + 1} records")
+        # Named after the program that ran them, not the one that replaced it (same addresses).
+        rows = [line for line in lines if re.match(r"\s+\d+  0x", line)]
+        self.assertRegex(rows[0], r"^\s+1  0x[0-9a-f]+ <before_exec>  ")
+        self.assertRegex(rows[-1], r"<[_\w]*execve[^>]*>  ")
 
     def test_a_signal_handler_is_stepped_after_a_gap(self):
         # SIGALRM every 5 ms, which both debuggers pass without stopping. GDB had run each
