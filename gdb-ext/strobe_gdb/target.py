@@ -527,11 +527,11 @@ class _SteppingScope:
                 catchpoint.delete()
 
 
-# Signals a program handles that `catch signal` can name on every target (real-time ones have
-# names only GDB knows).
-_CATCHABLE = ("SIGHUP SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM "
-              "SIGTERM SIGCHLD SIGCONT SIGTSTP SIGTTIN SIGTTOU SIGURG SIGXCPU SIGXFSZ SIGVTALRM "
-              "SIGPROF SIGWINCH SIGIO SIGPWR SIGSYS").split()
+# Linux's signals as `info signals` names them, beside names of other systems' signals that no
+# Linux program receives: real-time ones are SIG34 and up.
+_LINUX_SIGNALS = ("SIGHUP SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE "
+                  "SIGALRM SIGTERM SIGCHLD SIGCONT SIGTSTP SIGTTIN SIGTTOU SIGURG SIGXCPU SIGXFSZ "
+                  "SIGVTALRM SIGPROF SIGWINCH SIGIO SIGPWR SIGSYS").split()
 
 
 def _signals_passed_without_stopping():
@@ -539,8 +539,8 @@ def _signals_passed_without_stopping():
     passed = []
     for row in gdb.execute("info signals", to_string=True).splitlines():
         fields = row.split()
-        if len(fields) >= 4 and fields[0] in _CATCHABLE and fields[1] == "No" and (
-                fields[3] == "Yes"):
+        if (len(fields) >= 4 and (fields[0] in _LINUX_SIGNALS or re.fullmatch(r"SIG\d+", fields[0]))
+                and fields[1] == "No" and fields[3] == "Yes"):
             passed.append(fields[0])
     return passed
 
