@@ -177,6 +177,10 @@ void Session::Impl::replaceCapture(std::unique_ptr<Capture> next, std::string or
     target->print(fmt::format("strobe: the capture held ({}) was not saved and is replaced; "
                               "'strobe save FILE' keeps a capture\n",
                               contents(*capture)));
+  else if (capture && captureOrigin != "live" && origin == "live" && target)
+    target->print(fmt::format("strobe: reports now come from this process, no longer from {} "
+                              "('strobe load' reads it again)\n",
+                              captureOrigin));
   capture = std::move(next);
   captureInFile = origin != "live";
   captureOrigin = std::move(origin);

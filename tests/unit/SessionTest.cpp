@@ -275,6 +275,22 @@ TEST_F(SessionTest, OutputStreamsTheCaptureToATraceFileThatLoadsBack) {
   EXPECT_NE(out.find("warm"), std::string::npos) << out;
 }
 
+// A capture of this process after a `load` replaces the loaded one, which its file keeps: the
+// user hears where reports now come from.
+TEST_F(SessionTest, ALiveCaptureAfterALoadSaysReportsComeFromTheProcess) {
+  std::string path =
+      ::testing::TempDir() + "/session-reload-" + std::to_string(getpid()) + ".strobe";
+  run("record --samples 2 --frequency 2000 --output " + path);
+  run("load " + path);
+  EXPECT_EQ(target.printed.find("no longer from"), std::string::npos) << target.printed;
+  run("record --samples 2 --frequency 2000");
+  EXPECT_NE(target.printed.find("strobe: reports now come from this process, no longer from " +
+                                path + " ('strobe load' reads it again)\n"),
+            std::string::npos)
+      << target.printed;
+  EXPECT_EQ(target.printed.find("was not saved"), std::string::npos) << target.printed;
+}
+
 TEST_F(SessionTest, SamplesAreSymbolizedWithCallersAtReturnAddressMinusOne) {
   target.script[1001] = {0x402fff}; // caller = 0x403fff, symbolized at 0x403ffe
   target.symbolTable[0x402f00] = {"edge", 0x402f00, 0x100, "/src/app.c", 40, {}};
