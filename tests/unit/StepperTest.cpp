@@ -202,11 +202,15 @@ public:
     regs[kRsi] = 0x8000;
     regs[kRdi] = 0x9000;
   }
+  bool whole = false; // a step runs every iteration, as LLDB's own step of one does
+
   StopEvent stepInstruction(uint64_t tid) override {
-    if (regs[kRip] == 0x1000 && regs[kRcx] != 0) {
+    while (regs[kRip] == 0x1000 && regs[kRcx] != 0) {
       memory[regs[kRdi]++] = memory[regs[kRsi]++];
       if (--regs[kRcx] == 0)
         regs[kRip] = 0x1002;
+      if (!whole)
+        break;
     }
     return {StopEvent::Kind::Step, tid, 0, 0, ""};
   }
@@ -241,6 +245,19 @@ TEST(Stepper, EachStepOfARepStringInstructionRecordsItsIteration) {
     }
   }
   EXPECT_TRUE(records[4].memory.empty()); // jmp $
+}
+
+// A step that ran the instruction whole moved three elements: the one read beforehand is not
+// its memory, which the trace then leaves out (and counts).
+TEST(Stepper, ARepStringInstructionSteppedWholeRecordsNoMemory) {
+  RepMoveMachine machine;
+  machine.whole = true;
+  StepOutcome out = Stepper(machine).run({1001, 2, {}, true, {}});
+  EXPECT_EQ(out.unpredictedMemory, 1u);
+  const std::vector<TraceRecord> records = out.trace.records();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].regs[RepMoveMachine::kRcx], 0u);
+  EXPECT_TRUE(records[1].memory.empty());
 }
 
 TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
