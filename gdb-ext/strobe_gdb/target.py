@@ -245,6 +245,9 @@ class GdbTarget:
         gdb.execute("set suppress-cli-notifications on", to_string=True)
         self._last_stop = None
         self._stepping = {b.number: (b.hit_count, b.ignore_count) for b in gdb.breakpoints()}
+        # A write watchpoint's old value, which GDB prints at a trigger: gone after the stepi.
+        before = {b.number: _value_text(b.expression) for b in gdb.breakpoints()
+                  if b.type in _WATCHPOINT_WORDS and b.enabled}
         try:
             gdb.execute("stepi", to_string=True)
         except gdb.error as error:
@@ -263,7 +266,7 @@ class GdbTarget:
         stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
         if stop[0] not in (StopKind.Step, StopKind.Delivering):
             self._home = None  # the user's stop selects its thread, as without strobe
-            _show_stop(stop)
+            _show_stop(stop, before)
         return stop
 
     def insert_breakpoint(self, address, handler):
@@ -733,9 +736,17 @@ def _stops_there(breakpoint, before):
     return breakpoint.hit_count != hits and breakpoint.ignore_count == ignore
 
 
-def _show_stop(stop):
+def _value_text(expression):
+    try:
+        return str(gdb.parse_and_eval(expression))
+    except gdb.error as error:
+        return f"<{error}>"
+
+
+def _show_stop(stop, watched_before):
     """What GDB would have printed of a stop that ended a quiet `stepi`: the breakpoint and the
-    frame. (GDB prints signals and exits itself.)"""
+    frame, a watchpoint's values (`watched_before`: each one's before the stepi). (GDB prints
+    signals and exits itself.)"""
     kind, _, _, _, description = stop
     if kind not in (StopKind.Breakpoint, StopKind.Signal):
         return
@@ -745,16 +756,13 @@ def _show_stop(stop):
         return
     frame = re.sub(r"^#0\s+", "", frame)
     if description.startswith("watchpoint "):
-        # GDB's old value is gone with the step it printed at; the new one is still there.
         numbers = description.removeprefix("watchpoint ").split(", ")
         for watchpoint in (b for b in gdb.breakpoints() if str(b.number) in numbers):
             what, value_name = _WATCHPOINT_WORDS[watchpoint.type]
-            try:
-                value = gdb.parse_and_eval(watchpoint.expression)
-            except gdb.error as error:
-                value = f"<{error}>"
+            old = watchpoint.number in watched_before and value_name == "New value"
             gdb.write(f"\n{what} {watchpoint.number}: {watchpoint.expression}\n\n"
-                      f"{value_name} = {value}\n")
+                      + (f"Old value = {watched_before[watchpoint.number]}\n" if old else "")
+                      + f"{value_name} = {_value_text(watchpoint.expression)}\n")
         gdb.write(frame)
     elif kind == StopKind.Breakpoint:
         numbers = description.removeprefix("breakpoint ")

@@ -209,6 +209,8 @@ class StepTraceTest:
                 self.assertEqual(int(rip, 16), pc_after, out)
                 self.assertIn(f"write [{iteration:#x}]:8=0x1", memory, out)
                 self.assertEqual(out.count(f"[{iteration:#x}]:8=0x1"), 1, out)
+                # The debugger's own report of the trigger, old value included.
+                self.assertRegex(out, self.watchpoint_values)
 
     def test_a_breakpoint_the_debugger_would_not_stop_at_is_stepped_over(self):
         # At step_work's loop head (+0x1b) rdx counts 0, 3, 6: a condition true at the third
@@ -340,6 +342,7 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
     pc_pattern = r"=> (0x[0-9a-f]+)"
     # A software watchpoint is checked by GDB at every step, and listed at every stop.
     watch_commands = (["watch iteration"], ["set can-use-hw-watchpoints 0", "watch iteration"])
+    watchpoint_values = r"\nOld value = 0\nNew value = 1\n"
     loop_head_breakpoints = (["b *step_work+27 if $rdx == 6"], ["b *step_work+27", "ignore 2 2"])
     through_a_fork = r"(the count was reached|the process executed a new program \()"
 
@@ -432,6 +435,7 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     loop_head_breakpoints = (['br set -a "(char *)step_work + 27" -c "$rdx == 6"'],
                              ['br set -a "(char *)step_work + 27" -i 2'])
     through_a_fork = r"the next instruction forks the process \(system call 56\)"
+    watchpoint_values = r"\nold value: 0\nnew value: 1\n"
     watch_commands = (["watchpoint set variable iteration"],)
 
     def setUp(self):
