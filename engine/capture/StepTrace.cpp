@@ -1,6 +1,7 @@
 #include "capture/StepTrace.h"
-
 #include "io/TraceStreams.h"
+
+#include <algorithm>
 
 namespace strobe {
 
@@ -16,7 +17,8 @@ StepTrace::StepTrace(Isa isa, uint64_t tid, bool memoryRecorded,
 
 StepTrace::StepTrace(const StepTrace &other)
     : isa_(other.isa_), tid_(other.tid_), memoryRecorded_(other.memoryRecorded_),
-      size_(other.size_), last_(other.last_), chunks_(other.chunks()) {}
+      size_(other.size_), last_(other.last_), chunks_(other.chunks()),
+      numbering_(other.numbering_) {}
 
 StepTrace &StepTrace::operator=(const StepTrace &other) {
   if (this != &other)
@@ -65,9 +67,18 @@ std::vector<TraceRecord> StepTrace::records() const {
   return all;
 }
 
+uint64_t StepTrace::numberAt(uint64_t position) const {
+  auto after = std::upper_bound(numbering_.begin(), numbering_.end(), position,
+                                [](uint64_t p, const auto &entry) { return p < entry.first; });
+  if (after == numbering_.begin())
+    return position;
+  const auto &[from, number] = *std::prev(after);
+  return number + (position - from);
+}
+
 bool operator==(const StepTrace &a, const StepTrace &b) {
   return a.isa_ == b.isa_ && a.tid_ == b.tid_ && a.memoryRecorded_ == b.memoryRecorded_ &&
-         a.size_ == b.size_ && a.records() == b.records();
+         a.size_ == b.size_ && a.numbering_ == b.numbering_ && a.records() == b.records();
 }
 
 } // namespace strobe

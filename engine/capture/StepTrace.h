@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace strobe {
@@ -49,6 +50,11 @@ public:
   // std::invalid_argument, appending nothing, for a record that does not fit the ISA's
   // register table or the format's limits.
   void append(const TraceRecord &record);
+  // The next record appended is record `number` of the trace as it was taken: the ones between
+  // were lost (a damaged chunk of a trace file).
+  void numberNext(uint64_t number) { numbering_.emplace_back(size_, number); }
+  // The number, as the trace was taken, of the record at `position` in this one.
+  uint64_t numberAt(uint64_t position) const;
 
   // Calls visit(const TraceRecord &) for each record, in order; the record's storage is reused
   // for the next one, so copy what you keep.
@@ -79,6 +85,8 @@ private:
   // mutable.
   mutable std::vector<Chunk> chunks_;
   mutable std::unique_ptr<DiffEncoder> open_;
+  // (position, number) where records were lost before the one at `position` (numberNext()).
+  std::vector<std::pair<uint64_t, uint64_t>> numbering_;
   bool openExt_ = false;                      // open_'s records carry the extended state
   std::unique_ptr<InstructionDecoder> model_; // open_'s memory operand model
 };

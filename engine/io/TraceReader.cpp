@@ -420,8 +420,10 @@ private:
     StepTrace &trace = traces[placed->second.position];
     // Damage took chunks of this trace before this one: it does not run on unbroken.
     if (part.has_first_record()) {
-      if (part.first_record() != placed->second.nextRecord && !decoded.records.empty())
+      if (part.first_record() != placed->second.nextRecord && !decoded.records.empty()) {
         decoded.records.front().gap = true;
+        trace.numberNext(part.first_record());
+      }
       placed->second.nextRecord = part.first_record() + decoded.records.size();
     }
     for (TraceRecord &record : decoded.records) {

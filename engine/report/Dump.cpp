@@ -104,7 +104,7 @@ void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassemble
   TraceRecord previous;
   trace.forEach([&](const TraceRecord &record) {
     const bool fresh = i == 0 || record.gap;
-    fmt::format_to(Out(out), "{:>7}  ", i++);
+    fmt::format_to(Out(out), "{:>7}  ", trace.numberAt(i++));
     if (fresh) {
       out += record.gap ? "(after a gap)" : "(start)";
     } else {

@@ -70,6 +70,22 @@ TEST(Dump, StepTraceListsEachInstructionWithWhatItChanged) {
                     "rip=0x401004");
 }
 
+// Records after a loss (a damaged chunk of a file) keep the numbers they had when taken.
+TEST(Dump, RecordsAfterALossKeepTheirNumbers) {
+  Capture c = twoInstructions();
+  const std::vector<TraceRecord> records = c.stepTraces[0].records();
+  StepTrace cut(Isa::X86_64, 42, true);
+  cut.append(records[0]);
+  TraceRecord afterLoss = records[2];
+  afterLoss.gap = true;
+  cut.numberNext(8192);
+  cut.append(afterLoss);
+  const std::vector<std::string> got = lines(renderStepTrace(c, cut));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(got[1].starts_with("      0  (start) ")) << got[1];
+  EXPECT_TRUE(got[2].starts_with("   8192  (after a gap) ")) << got[2];
+}
+
 TEST(Dump, ExtendedRegistersShowAsWholeRegisters) {
   Capture c;
   c.header.isa = Isa::X86_64;

@@ -337,6 +337,12 @@ TEST_F(TraceFile, ADamagedStepChunkCostsOnlyItsRecords) {
     expected.insert(expected.end(), all.begin() + (lost + 1) * 8192, all.end());
     expected[lost * 8192].gap = true; // even the first record: what came before it is lost
     EXPECT_TRUE(loaded.capture.stepTraces[0].records() == expected);
+    // The records after the gap keep their numbers from the file.
+    EXPECT_EQ(loaded.capture.stepTraces[0].numberAt(lost * 8192), (lost + 1) * 8192);
+    EXPECT_EQ(loaded.capture.stepTraces[0].numberAt(lost * 8192 + 5), (lost + 1) * 8192 + 5);
+    if (lost == 1) {
+      EXPECT_EQ(loaded.capture.stepTraces[0].numberAt(8191), 8191u);
+    }
   }
 }
 
