@@ -142,6 +142,16 @@ class StepTraceTest:
     def reference_run(self, accesses_path, states_path):
         raise NotImplementedError
 
+    def dumped(self, commands, program, args):
+        """The output of `commands` on `program`, and the lines `strobe dump` then writes (LLDB
+        cannot redirect a command into a file)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.txt")
+            rc, out = self.commands(commands + [f"strobe dump --output {path}"], program, args)
+            self.assertEqual(rc, 0, out)
+            with open(path) as f:
+                return out, f.read().splitlines()
+
     def test_a_thread_inside_a_system_call_is_named_before_the_wait(self):
         d = self.debugger
         with harness.Background(["sleep", "4"]) as process:
@@ -234,14 +244,8 @@ class StepTraceTest:
         # GDB had followed the exec inside its stepi and run the new program's start unstepped,
         # to the next breakpoint: one record held all of it.
         program = harness.fixture("steploop_int")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.txt")
-            rc, out = self.commands(["b before_exec", "run", "strobe step --count 100000 --quiet",
-                                     f"strobe dump --output {path}"],
-                                    harness.fixture("execs"), ["0", program, "3"])
-            self.assertEqual(rc, 0, out)
-            with open(path) as f:
-                lines = f.read().splitlines()
+        out, lines = self.dumped(["b before_exec", "run", "strobe step --count 100000 --quiet"],
+                                 harness.fixture("execs"), ["0", program, "3"])
         ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;]*; "
                           r"the process executed a new program \(([^)]*)\);", out)
         self.assertIsNotNone(ended, out)
@@ -257,15 +261,9 @@ class StepTraceTest:
         # handler inside its stepi, unrecorded; LLDB had recorded the interrupted instruction as
         # if it ran into the handler. The delivery is a record of its own, after a gap, and the
         # handler's instructions follow it.
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.txt")
-            rc, out = self.commands(["b spin", "run", self.delete_breakpoints,
-                                     "strobe step --count 3000 --quiet",
-                                     f"strobe dump --output {path}"],
-                                    harness.fixture("ticks"), ["100000000"])
-            self.assertEqual(rc, 0, out)
-            with open(path) as f:
-                lines = f.read().splitlines()
+        out, lines = self.dumped(["b spin", "run", self.delete_breakpoints,
+                                  "strobe step --count 3000 --quiet"],
+                                 harness.fixture("ticks"), ["100000000"])
         ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;]*, moved "
                           r"(\d+) times? by the system [^;]*; the count was reached;", out)
         self.assertIsNotNone(ended, out)
