@@ -101,7 +101,9 @@ StepOutcome Stepper::run(const StepRequest &request) {
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid, request.until);
   try {
-    while (outcome.trace.size() - 1 < request.count) {
+    // The count is of instructions: the start and the moves are records of none.
+    auto stepped = [&] { return outcome.trace.size() - 1 - outcome.moves; };
+    while (stepped() < request.count) {
       uint64_t pc = previous.regs[pcIndex];
       std::span<const uint8_t> bytes = instructionAt(pc);
       std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
@@ -125,7 +127,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         }
       }
 
-      if (stepping && outcome.trace.size() == request.count)
+      if (stepping && stepped() + 1 == request.count)
         stepping->lastStepNext();
       if (insn->kind == BranchKind::Syscall)
         handOver();
@@ -178,9 +180,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
       if (!completed)
         break;
 
-      const uint64_t stepped = outcome.trace.size() - 1;
-      if (request.progress && stepped % kProgressEvery == 0)
-        request.progress(stepped);
+      if (request.progress && stepped() % kProgressEvery == 0)
+        request.progress(stepped());
       if (request.until.count(previous.regs[pcIndex])) {
         outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
         outcome.reachedUntil = true;

@@ -107,13 +107,13 @@ std::vector<SubcommandSpec> build() {
        "records (spec 001): the general registers and the vector and floating-point\n"
        "state (x86-64: SSE, AVX, x87; AArch64: v0-v31, fpsr, fpcr, tpidr).\n"
        "The trace joins the capture: 'strobe dump' prints it, 'strobe save' stores it.\n"
-       "A breakpoint that stops, a watchpoint, a signal that stops, an exec or an exit\n"
-       "on the way ends the trace and reaches you as usual (the trace keeps the\n"
-       "instruction that triggered a watchpoint); Ctrl-C ends it too, keeping the steps\n"
-       "taken. A signal passed to the program without stopping is delivered and its\n"
-       "handler stepped: the state the delivery left is a record of its own, shown\n"
-       "'(after a gap)'. (GDB lets a thread the traced one creates run while it\n"
-       "attaches to it.)",
+       "A breakpoint that stops, a watchpoint, a signal that stops, an exec, an exit or\n"
+       "(LLDB) a fork on the way ends the trace and reaches you as usual (the trace\n"
+       "keeps the instruction that triggered a watchpoint); Ctrl-C ends it too, keeping\n"
+       "the steps taken. A signal passed to the program without stopping is delivered\n"
+       "and its handler stepped: the state the delivery left is a record of its own,\n"
+       "shown '(after a gap)', not counted as an instruction. (GDB lets a thread the\n"
+       "traced one creates run while it attaches to it.)",
        {{"count", 'n', "N", "instructions at most (default 1000; 1000000 with --until)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
