@@ -1,7 +1,6 @@
 #include "capture/Stepper.h"
 #include "isa/StepLanding.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
@@ -15,13 +14,6 @@ constexpr size_t kLongestInstruction = 15;
 constexpr uint64_t kProgressEvery = 10'000;
 // x86-64 EFLAGS bits the single-step mechanism itself sets (TF, RF): not the program's state.
 constexpr uint64_t kX86StepFlags = 0x100 | 0x10000;
-
-// rcx in the x86-64 register table: a rep string instruction's count.
-const unsigned kCountRegister = [] {
-  const RegisterTable &table = registerTable(Isa::X86_64);
-  return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), "rcx") -
-                               table.regs.begin());
-}();
 
 uint64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -168,7 +160,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         // A step that ran a rep string instruction whole (LLDB's own step does) ran more
         // iterations than the one whose accesses were read: its memory is not known.
         if (insn->repeated && !record.memory.empty() &&
-            previous.regs[kCountRegister] - record.regs[kCountRegister] > 1) {
+            previous.regs[repeatCountRegister()] - record.regs[repeatCountRegister()] > 1) {
           record.memory.clear();
           ++outcome.unpredictedMemory;
         }

@@ -9,14 +9,14 @@
 
 namespace strobe {
 
-namespace {
-// rcx in the x86-64 register table: the count of a rep string instruction.
-const unsigned kCountRegister = [] {
-  const RegisterTable &table = registerTable(Isa::X86_64);
-  return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), "rcx") -
-                               table.regs.begin());
-}();
-} // namespace
+unsigned repeatCountRegister() {
+  static const unsigned index = [] {
+    const RegisterTable &table = registerTable(Isa::X86_64);
+    return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), "rcx") -
+                                 table.regs.begin());
+  }();
+  return index;
+}
 
 AccessFormula formulaOf(const MemoryOperand &op, const InstructionInfo &insn) {
   // Register tables have a few dozen entries, far below kNoRegister.
@@ -92,7 +92,8 @@ bool InstructionDecoder::predict(std::span<const uint8_t> bytes, uint64_t pc,
   if (!info)
     return false;
   if (info->repeated && repeated_ == RepeatedStrings::OneIterationPerStep) {
-    uint64_t count = regs.size() > kCountRegister ? regs[kCountRegister] : 0;
+    const unsigned counter = repeatCountRegister();
+    uint64_t count = regs.size() > counter ? regs[counter] : 0;
     if (!info->memory.empty() && info->memory.front().address32)
       count = static_cast<uint32_t>(count);
     if (count == 0)
