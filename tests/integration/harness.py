@@ -1,6 +1,7 @@
 """Runs the real lldb-19 and gdb in batch mode with strobe loaded, for the integration tests.
 
 ctest passes the build's paths in the environment (see tests/CMakeLists.txt)."""
+import functools
 import gzip
 import json
 import os
@@ -348,6 +349,15 @@ def require_avx():
     with open("/proc/cpuinfo") as f:
         if not re.search(r"^flags\s*:.* avx( |$)", f.read(), re.M):
             raise unittest.SkipTest("this CPU has no AVX")
+
+
+@functools.cache
+def hardware_watchpoints_fire():
+    """Whether a hardware watchpoint fires on this machine: some VMs give a guest no debug
+    registers that work, and then GDB's and LLDB's hardware watchpoints never trigger."""
+    rc, out = run(["gdb", "-nx", "-batch", "-ex", "watch iteration", "-ex", "run", "--args",
+                   fixture("loop_helper"), "1", "0"])
+    return "Hardware watchpoint 1: iteration\n\nOld value" in out
 
 
 def gdb_python(script, program, args=(), before=(), after=(), timeout=TIMEOUT):
