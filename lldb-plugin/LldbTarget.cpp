@@ -506,6 +506,7 @@ std::vector<ModuleInfo> LldbTarget::modules() {
 }
 
 SymbolInfo LldbTarget::symbolize(uint64_t pc) {
+  endHeldRun();
   lldb::SBTarget target = selectedTarget();
   lldb::SBAddress address = target.ResolveLoadAddress(pc);
   lldb::SBSymbolContext context =
@@ -675,6 +676,7 @@ std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid,
     std::jthread watcher; // last: it uses the members above
   };
   serverSteps_.reset();
+  runEnd_.reset();
   steppedBreakpoints_ = std::make_unique<SteppedBreakpoints>(hidden_, selectedTarget());
   systemCalls_.clear();
   stepUntil_ = until;
@@ -684,8 +686,9 @@ std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid,
   // Runs of steps inside lldb-server: in a process on this host, whose lldb-server strobe
   // started. Not with a watchpoint: the kernel reports a watchpoint that fires during a step as
   // the step's own trap, which LLDB's step examines further.
-  if (setup_.native && selectedTarget().GetNumWatchpoints() == 0)
+  if (setup_.native)
     serverSteps_ = ServerSteps::open(setup_.pid, tid);
+  serverRuns_ = serverSteps_ && selectedTarget().GetNumWatchpoints() == 0;
   return std::make_unique<Scope>(*this);
 }
 
@@ -774,7 +777,7 @@ std::optional<std::string> LldbTarget::forkNext(lldb::SBThread &thread, uint64_t
 
 std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
   constexpr uint8_t kInt3 = 0xcc;
-  if (!serverSteps_ || serverSteps_->tid() != tid || setup_.isa != Isa::X86_64)
+  if (!serverRuns_ || serverSteps_->tid() != tid || setup_.isa != Isa::X86_64)
     return std::nullopt;
   // A breakpoint's int3 (LLDB keeps them in memory while the process is stopped) is LLDB's to
   // report or step over: a run starts only where there is none, and a step that lands on one
@@ -783,18 +786,11 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     std::vector<uint8_t> byte = readHostMemory(pc, 1);
     return byte.empty() || byte[0] == kInt3;
   };
-  // The step's stop as LLDB reports it, once the run has ended.
-  auto lldbStop = [&] {
-    serverSteps_->finish();
-    lldb::SBProcess process = selectedProcess();
-    lldb::SBThread thread = process.GetThreadByID(tid);
-    return afterStep(process, thread, tid, lldbStepError_);
-  };
   // After a step of the run: the held stop, unless LLDB is to have it.
   auto landed = [&] {
     if (const std::optional<uint64_t> pc = heldPc(); pc && !atBreakpointByte(*pc))
       return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
-    return lldbStop();
+    return endRun(tid);
   };
   // LLDB's step that carries a run goes on stepping, unrecorded, when the run ends at the pc the
   // step began at: to its mind the step did not move. So a run never begins at an instruction
@@ -816,12 +812,12 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
       // step has returned with it; or it gave up waiting and this step is still to be made.
       if (serverSteps_->stepMade())
-        return lldbStop();
+        return endRun(tid);
       serverSteps_->finish();
       return std::nullopt;
     }
     // LLDB's step ends where the run's last step landed; this step begins the next run.
-    if (StopEvent ended = lldbStop(); ended.kind != StopEvent::Kind::Step)
+    if (StopEvent ended = endRun(tid); ended.kind != StopEvent::Kind::Step)
       return ended;
   }
   lldb::SBProcess process = selectedProcess();
@@ -839,7 +835,21 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     HiddenBreakpoints::StopOnHit stopOnHit(hidden_);
     thread.StepInstruction(false, lldbStepError_);
   });
-  return held ? landed() : lldbStop();
+  return held ? landed() : endRun(tid);
+}
+
+StopEvent LldbTarget::endRun(uint64_t tid) {
+  serverSteps_->finish();
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  return afterStep(process, thread, tid, lldbStepError_);
+}
+
+void LldbTarget::endHeldRun() {
+  if (!serverSteps_ || !serverSteps_->holding())
+    return;
+  if (StopEvent ended = endRun(serverSteps_->tid()); ended.kind != StopEvent::Kind::Step)
+    runEnd_ = std::move(ended);
 }
 
 std::optional<uint64_t> LldbTarget::heldPc() const {
@@ -876,6 +886,8 @@ StopEvent LldbTarget::stepInstruction(uint64_t tid) {
 }
 
 StopEvent LldbTarget::stepOnce(uint64_t tid) {
+  if (runEnd_)
+    return *std::exchange(runEnd_, std::nullopt);
   if (std::optional<StopEvent> stepped = stepInsideServer(tid))
     return *stepped;
   lldb::SBProcess process = selectedProcess();

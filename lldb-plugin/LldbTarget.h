@@ -171,6 +171,12 @@ private:
   }
   // The next step of `tid` inside lldb-server, when a run holds its stop or can start at its pc.
   std::optional<StopEvent> stepInsideServer(uint64_t tid);
+  // Ends the run of steps of `tid`: LLDB's step returns where the run's last step landed, and
+  // this is its stop.
+  StopEvent endRun(uint64_t tid);
+  // Ends a run that holds a stop, for a call into LLDB's API, which would wait for the step; the
+  // step's stop, unless a plain step, is the next step's (runEnd_).
+  void endHeldRun();
   // One step of stepInstruction(): inside lldb-server where it can, else LLDB's own.
   StopEvent stepOnce(uint64_t tid);
   // The pc of the stop a run holds, if it holds one.
@@ -235,6 +241,8 @@ private:
   // While a Stepper steps a thread (beginStepping()): runs of steps inside lldb-server, where
   // they can be, and the user's breakpoints.
   std::unique_ptr<ServerSteps> serverSteps_;
+  bool serverRuns_ = false; // whether steps may run inside lldb-server (serverSteps_ open anyway)
+  std::optional<StopEvent> runEnd_; // see endHeldRun()
   std::unique_ptr<SteppedBreakpoints> steppedBreakpoints_;
   lldb::SBError lldbStepError_; // the outcome of the step that began a run
   uint64_t runStart_ = 0;       // the pc that step began at

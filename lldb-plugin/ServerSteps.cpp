@@ -23,8 +23,13 @@ std::unique_ptr<ServerSteps> ServerSteps::open(int pid, uint64_t tid) {
   return std::unique_ptr<ServerSteps>(new ServerSteps(channel, tid));
 }
 
+ServerSteps::ServerSteps(TapChannel *channel, uint64_t tid) : channel_(channel), tid_(tid) {
+  channel_->tracedTid.store(static_cast<int32_t>(tid_), std::memory_order_release);
+}
+
 ServerSteps::~ServerSteps() {
   finish();
+  channel_->tracedTid.store(0, std::memory_order_release);
   munmap(channel_, sizeof(TapChannel));
 }
 

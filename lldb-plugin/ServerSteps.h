@@ -6,12 +6,17 @@
 // ptrace step and the wait. A run of steps begins with one step of LLDB's (stepOnce(), on a thread
 // of its own, since it returns only when the run ends); the library posts the stop that ends it,
 // and each of the plugin's "again" makes one more. finish() hands the last stop to lldb-server,
-// which reports the end of its one step there. Any other stop (a signal, a breakpoint trap, the
-// thread's end) goes to lldb-server at once and ends the run the same way. (A watchpoint that
-// fires during a step looks like the step's own trap: LldbTarget steps this way only without one.)
+// which reports the end of its one step there. Any other stop (a breakpoint trap, the thread's
+// end) goes to lldb-server at once and ends the run the same way; a signal LLDB passes goes to
+// it too, and LLDB's step delivers it with a step that the run takes back at the handler's entry.
+// (A watchpoint that fires during a step looks like the step's own trap: LldbTarget makes no runs
+// with one.) While a ServerSteps is open, any single step of its thread that enters a signal
+// handler ends at the handler's entry, also LLDB's own steps, which would take its first
+// instruction with it.
 //
 // While a run holds a stop, LLDB's API is busy with the step: the thread's registers come with
-// the stop (registers(), extendedRegisters()) and its memory is read directly.
+// the stop (registers(), extendedRegisters()) and its memory is read directly. A caller that needs
+// the API ends the run first.
 #pragma once
 
 #include "server-tap/TapChannel.h"
@@ -54,7 +59,7 @@ public:
   std::span<const uint8_t> extendedRegisters() const;
 
 private:
-  ServerSteps(TapChannel *channel, uint64_t tid) : channel_(channel), tid_(tid) {}
+  ServerSteps(TapChannel *channel, uint64_t tid);
   // Claims the next posted stop of the thread; false when LLDB's step returned first.
   bool awaitStop();
 

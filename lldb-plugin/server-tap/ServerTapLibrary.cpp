@@ -19,6 +19,8 @@
 // records the instruction and has the thread stepped again here, or lets lldb-server have the
 // stop, which then sees its one step end where the last one did. LLDB's own step costs about
 // 0.7 ms (its thread plan, and per stop a round of packets); this one the price of a ptrace step.
+// While the plugin traces a thread (tracedTid), a step of it that enters a signal handler ends at
+// the handler's entry, for the plugin or for lldb-server (atHandlerEntry).
 #include "TapChannel.h"
 #include "native/ExtendedRegsets.h"
 #include "native/ResumeLog.h"
@@ -121,20 +123,34 @@ bool taken(pid_t tid, int status) {
   return true;
 }
 
+// The traced thread whose stop lldb-server is told ended its step (TRAP_TRACE) though the kernel
+// reported it as a step that entered a signal handler (TRAP_UNK, before the handler's first
+// instruction); 0: none. lldb-server takes that report for noise and steps on, so the trace
+// would lose the handler's first instruction. Set until waitpid() reports the thread again.
+std::atomic<pid_t> atHandlerEntry{0};
+
 // Whether the stop `status` of `tid` ends a single step the plugin took; the thread then makes
-// another, whose stop a later waitpid() reports. Only the trap of a completed step (TRAP_TRACE): a
-// signal, a breakpoint trap or an event goes to lldb-server as the end of its step. (A watchpoint
-// that fires during the step reports TRAP_TRACE too: the plugin does not step this way then.)
+// another, whose stop a later waitpid() reports. Only the trap of a completed step (TRAP_TRACE, or
+// the entry of a signal handler): a signal, a breakpoint trap or an event goes to lldb-server as
+// the end of its step. (A watchpoint that fires during the step reports TRAP_TRACE too: the plugin
+// does not step this way then.)
 bool steppedAgain(pid_t tid, int status) {
   TapChannel *c = channel;
   if (!c || !WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP ||
-      c->steppedTid.load(std::memory_order_acquire) != tid ||
-      c->state.load(std::memory_order_acquire) != TapChannel::Idle || !resumes.singleStepped(tid))
+      c->tracedTid.load(std::memory_order_acquire) != tid || !resumes.singleStepped(tid))
     return false;
   siginfo_t info{};
-  if (realPtrace(PTRACE_GETSIGINFO, tid, nullptr, &info) != 0 || info.si_code != TRAP_TRACE ||
+  if (realPtrace(PTRACE_GETSIGINFO, tid, nullptr, &info) != 0)
+    return false;
+  if (info.si_code == TRAP_UNK)
+    atHandlerEntry.store(tid, std::memory_order_release);
+  else if (info.si_code != TRAP_TRACE)
+    return false;
+  if (c->steppedTid.load(std::memory_order_acquire) != tid ||
+      c->state.load(std::memory_order_acquire) != TapChannel::Idle ||
       !answered(*c, tid, TapChannel::StepStop))
     return false;
+  atHandlerEntry.store(0, std::memory_order_release);
   realPtrace(PTRACE_SINGLESTEP, tid, nullptr, nullptr);
   return true;
 }
@@ -177,6 +193,8 @@ extern "C" __attribute__((visibility("default"))) pid_t waitpid(pid_t pid, int *
       return reported;
     if (WIFEXITED(*where) || WIFSIGNALED(*where))
       resumes.forget(reported);
+    pid_t expected = reported;
+    atHandlerEntry.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
     if (!taken(reported, *where) && !steppedAgain(reported, *where))
       return reported;
   }
@@ -191,5 +209,9 @@ extern "C" __attribute__((visibility("default"))) long ptrace(enum __ptrace_requ
   void *data = va_arg(arguments, void *);
   va_end(arguments);
   resumes.note(request, pid);
-  return realPtrace(request, pid, address, data);
+  const long result = realPtrace(request, pid, address, data);
+  if (request == PTRACE_GETSIGINFO && result == 0 &&
+      pid == atHandlerEntry.load(std::memory_order_acquire))
+    static_cast<siginfo_t *>(data)->si_code = TRAP_TRACE;
+  return result;
 }

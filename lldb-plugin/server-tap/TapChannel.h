@@ -28,7 +28,7 @@ namespace strobe::lldb_plugin {
 
 inline constexpr const char *kTapChannelName = "strobe-lldb-server-tap";
 // Both sides' copies of this layout: raised with any change to it.
-inline constexpr uint32_t kTapChannelVersion = 3;
+inline constexpr uint32_t kTapChannelVersion = 4;
 
 struct TapChannel {
   enum State : uint32_t { Idle, Posted, Taking, Taken, Declined };
@@ -38,6 +38,9 @@ struct TapChannel {
   // The process and signal whose stops the plugin takes; 0: none (the library takes nothing).
   std::atomic<int32_t> armedPid;
   std::atomic<int32_t> signo;
+  // The thread a `strobe step` trace records; 0: none. A single step of it that delivers a signal
+  // ends at the handler's entry, where the kernel reports it.
+  std::atomic<int32_t> tracedTid;
   // The thread whose completed single steps the plugin takes; 0: none.
   std::atomic<int32_t> steppedTid;
   std::atomic<uint32_t> state; // State; the futex both sides wait on
