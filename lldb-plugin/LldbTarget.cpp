@@ -924,16 +924,24 @@ StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread
     return describeStop(process); // exited, or gone
   // Only the stepped thread ran: the others keep the reasons of earlier stops.
   lldb::StopReason reason = thread.GetStopReason();
-  // Landing on one of strobe's breakpoints ran its handler (see StopOnHit), and landing on one
-  // of the user's that would not have stopped LLDB stopped only for the step: still a step.
-  const bool stepped = reason == lldb::eStopReasonPlanComplete ||
-                       reason == lldb::eStopReasonTrace || reason == lldb::eStopReasonNone ||
-                       stoppedAtHiddenBreakpoint(thread) ||
-                       (reason == lldb::eStopReasonBreakpoint && steppedBreakpoints_ &&
-                        !steppedBreakpoints_->userStopped(thread));
-  if (!stepped)
-    return threadEvent(thread);
-  return {StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
+  const StopEvent step{StopEvent::Kind::Step, tid, 0, 0, "instruction step"};
+  // Landing on one of the user's breakpoints is the user's stop if LLDB would have stopped there
+  // (SteppedBreakpoints); landing on one that would not, or on one of strobe's, which ran its
+  // handler (see StopOnHit), stopped only for the step.
+  if (reason == lldb::eStopReasonBreakpoint && steppedBreakpoints_) {
+    const std::vector<std::string> users =
+        steppedBreakpoints_->userStopped(thread.GetFrameAtIndex(0).GetPC());
+    if (users.empty())
+      return step;
+    StopEvent event{StopEvent::Kind::Breakpoint, tid, 0, 0, "breakpoint"};
+    for (const std::string &name : users)
+      event.description += " " + name;
+    return event;
+  }
+  if (reason == lldb::eStopReasonPlanComplete || reason == lldb::eStopReasonTrace ||
+      reason == lldb::eStopReasonNone || stoppedAtHiddenBreakpoint(thread))
+    return step;
+  return threadEvent(thread);
 }
 
 std::unique_ptr<Breakpoint> LldbTarget::insertBreakpoint(uint64_t address,

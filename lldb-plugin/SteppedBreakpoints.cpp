@@ -3,15 +3,9 @@
 #include <lldb/API/SBBreakpoint.h>
 #include <lldb/API/SBBreakpointLocation.h>
 
+#include <utility>
+
 namespace strobe::lldb_plugin {
-namespace {
-
-lldb::SBBreakpointLocation locationOf(lldb::SBTarget &target, lldb::break_id_t breakpoint,
-                                      lldb::break_id_t location) {
-  return target.FindBreakpointByID(breakpoint).FindLocationByID(location);
-}
-
-} // namespace
 
 SteppedBreakpoints::SteppedBreakpoints(HiddenBreakpoints &hidden, lldb::SBTarget target)
     : target_(target) {
@@ -23,38 +17,40 @@ SteppedBreakpoints::SteppedBreakpoints(HiddenBreakpoints &hidden, lldb::SBTarget
       lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(k);
       if (!location.IsEnabled() || !location.IsResolved())
         continue;
-      if (std::unique_ptr<Breakpoint> stopper =
-              hidden.insert(target_, location.GetLoadAddress(), [](uint64_t) {}))
+      const uint64_t address = location.GetLoadAddress();
+      if (std::unique_ptr<Breakpoint> stopper = hidden.insert(target_, address, [](uint64_t) {}))
         stoppers_.push_back(std::move(stopper));
-      counts_[{breakpoint.GetID(), location.GetID()}] = {
-          location.GetHitCount(), location.GetIgnoreCount(), breakpoint.GetIgnoreCount()};
+      guarded_.emplace(address, Guarded{breakpoint.GetID(),
+                                        location.GetID(),
+                                        {location.GetHitCount(), location.GetIgnoreCount(),
+                                         breakpoint.GetIgnoreCount()},
+                                        false});
     }
   }
 }
 
-bool SteppedBreakpoints::userStopped(lldb::SBThread &thread) {
-  bool stopped = false;
-  // The reason's data: a (breakpoint, location) pair for each owner of the site.
-  const size_t count = thread.GetStopReasonDataCount();
-  for (size_t i = 0; i + 1 < count; i += 2) {
-    const Key key{static_cast<lldb::break_id_t>(thread.GetStopReasonDataAtIndex(i)),
-                  static_cast<lldb::break_id_t>(thread.GetStopReasonDataAtIndex(i + 1))};
-    auto known = counts_.find(key);
-    if (known == counts_.end())
-      continue; // strobe's own
-    lldb::SBBreakpoint breakpoint = target_.FindBreakpointByID(key.first);
-    lldb::SBBreakpointLocation location = locationOf(target_, key.first, key.second);
+std::vector<std::string> SteppedBreakpoints::userStopped(uint64_t pc) {
+  std::vector<std::string> stopped;
+  for (auto [at, end] = guarded_.equal_range(pc); at != end; ++at) {
+    Guarded &guarded = at->second;
+    const std::string name =
+        std::to_string(guarded.breakpoint) + "." + std::to_string(guarded.location);
+    lldb::SBBreakpoint breakpoint = target_.FindBreakpointByID(guarded.breakpoint);
+    lldb::SBBreakpointLocation location = breakpoint.FindLocationByID(guarded.location);
     if (!location.IsValid()) {
-      stopped = true; // gone since: nothing to judge by, so the stop stands
+      // LLDB removed it with this hit (one-shot), or a command of the user's did: the first stop
+      // here since is the user's, and nothing is left to judge by.
+      if (!std::exchange(guarded.removed, true))
+        stopped.push_back(name);
       continue;
     }
     const Counts now{location.GetHitCount(), location.GetIgnoreCount(),
                      breakpoint.GetIgnoreCount()};
-    if (now.hits != known->second.hits && now.locationIgnore == known->second.locationIgnore &&
-        now.breakpointIgnore == known->second.breakpointIgnore && !location.GetAutoContinue() &&
+    if (now.hits != guarded.counts.hits && now.locationIgnore == guarded.counts.locationIgnore &&
+        now.breakpointIgnore == guarded.counts.breakpointIgnore && !location.GetAutoContinue() &&
         !breakpoint.GetAutoContinue())
-      stopped = true;
-    known->second = now;
+      stopped.push_back(name);
+    guarded.counts = now;
   }
   return stopped;
 }

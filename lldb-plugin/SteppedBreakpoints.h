@@ -6,7 +6,9 @@
 // the user's enabled breakpoints has a hidden owner of its own, which stops there (under
 // HiddenBreakpoints::StopOnHit) whatever the user's says; and a stop at such a location is the
 // user's only if LLDB counted it as the user's breakpoint would stop: its hit count moved, no
-// ignore count was used up, and it does not continue by itself.
+// ignore count was used up, and it does not continue by itself; or LLDB removed the breakpoint
+// with the hit (one-shot). The judge is the locations at the stop's pc, not the stop's list of
+// owners, which drops a breakpoint LLDB has removed.
 #pragma once
 
 #include "HiddenBreakpoints.h"
@@ -14,9 +16,10 @@
 #include <lldb/API/SBTarget.h>
 #include <lldb/API/SBThread.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <utility>
+#include <string>
 #include <vector>
 
 namespace strobe::lldb_plugin {
@@ -25,9 +28,9 @@ class SteppedBreakpoints {
 public:
   SteppedBreakpoints(HiddenBreakpoints &hidden, lldb::SBTarget target);
 
-  // For a breakpoint stop of `thread` after a step: whether one of the user's breakpoints among
-  // its owners stopped it, as LLDB would without the step.
-  bool userStopped(lldb::SBThread &thread);
+  // For a breakpoint stop at `pc` after a step: the user's breakpoint locations there that
+  // stopped it as LLDB would without the step ("2.1"); none, a stop for the step only.
+  std::vector<std::string> userStopped(uint64_t pc);
 
 private:
   struct Counts {
@@ -35,11 +38,16 @@ private:
     uint32_t locationIgnore = 0;
     uint32_t breakpointIgnore = 0;
   };
-  using Key = std::pair<lldb::break_id_t, lldb::break_id_t>; // breakpoint, location
+  struct Guarded {
+    lldb::break_id_t breakpoint;
+    lldb::break_id_t location;
+    Counts counts; // as of the last look
+    bool removed;  // LLDB no longer has it
+  };
 
   lldb::SBTarget target_;
   std::vector<std::unique_ptr<Breakpoint>> stoppers_;
-  std::map<Key, Counts> counts_; // each guarded location's, as of the last look
+  std::multimap<uint64_t, Guarded> guarded_; // by address
 };
 
 } // namespace strobe::lldb_plugin

@@ -245,6 +245,25 @@ class StepTraceTest:
                 self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out,
                                                 re.M)), 2, out)
 
+    def test_a_one_shot_breakpoint_ends_the_trace_at_its_first_hit(self):
+        # LLDB removes a one-shot breakpoint with its hit, and then no longer names it among the
+        # stop's owners: the trace had taken the stop for strobe's own and stepped on, the
+        # breakpoint used up. It ends at the loop head's first arrival (rdx 0), as GDB's does.
+        rc, out = self.commands(["b step_work", "run", self.one_shot_loop_head,
+                                 "strobe step --count 1000", "p/x (unsigned long)$rdx",
+                                 self.list_breakpoints],
+                                harness.fixture("steploop_int"), ["100"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
+                              r"breakpoint 2\b")
+        rdx = list(re.finditer(r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M))
+        self.assertEqual([int(v.group(1), 16) for v in rdx], [0], out)
+        self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out, re.M)),
+                         0, out)
+        listed = out[rdx[0].end():]
+        self.assertRegex(listed, r"(?m)^1[:\s]", out)
+        self.assertNotRegex(listed, r"(?m)^2[:\s]", "used up, and gone")
+
     def test_an_exec_ends_the_trace_before_the_new_program_runs(self):
         # GDB had followed the exec inside its stepi and run the new program's start unstepped,
         # to the next breakpoint: one record held all of it.
@@ -441,6 +460,8 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     pc_pattern = r"rip = (0x[0-9a-f]+)"
     loop_head_breakpoints = (['br set -a "(char *)step_work + 27" -c "$rdx == 6"'],
                              ['br set -a "(char *)step_work + 27" -i 2'])
+    one_shot_loop_head = 'br set -o true -a "(char *)step_work + 27"'
+    list_breakpoints = "breakpoint list"
     through_a_fork = r"the next instruction forks the process \(system call 56\)"
     watchpoint_values = r"\nold value: 0\nnew value: 1\n"
     watch_commands = ((["watchpoint set variable iteration"], True),)
