@@ -245,9 +245,12 @@ class GdbTarget:
         gdb.execute("set suppress-cli-notifications on", to_string=True)
         self._last_stop = None
         self._stepping = {b.number: (b.hit_count, b.ignore_count) for b in gdb.breakpoints()}
-        # A write watchpoint's old value, which GDB prints at a trigger: gone after the stepi.
+        # A write watchpoint's old value, which GDB prints at a trigger, and whether a breakpoint
+        # is temporary or silent: gone after the stepi (GDB deletes a temporary one at its stop).
         before = {b.number: _value_text(b.expression) for b in gdb.breakpoints()
                   if b.type in _WATCHPOINT_WORDS and b.enabled}
+        headers = {b.number: _stop_header(b) for b in gdb.breakpoints()
+                   if b.type == gdb.BP_BREAKPOINT and b.number > 0}
         try:
             gdb.execute("stepi", to_string=True)
         except gdb.error as error:
@@ -266,7 +269,7 @@ class GdbTarget:
         stop = self._last_stop or (StopKind.Other, tid, 0, 0, "stopped")
         if stop[0] not in (StopKind.Step, StopKind.Delivering):
             self._home = None  # the user's stop selects its thread, as without strobe
-            _show_stop(stop, before)
+            _show_stop(stop, before, headers)
         return stop
 
     def insert_breakpoint(self, address, handler):
@@ -743,10 +746,19 @@ def _value_text(expression):
         return f"<{error}>"
 
 
-def _show_stop(stop, watched_before):
+def _stop_header(breakpoint):
+    """How GDB opens the report of a stop at `breakpoint`; None for a silent one, whose stop GDB
+    does not report."""
+    commands = (breakpoint.commands or "").lstrip().splitlines()
+    if commands and commands[0].strip() == "silent":
+        return None
+    return f"{'Temporary breakpoint' if breakpoint.temporary else 'Breakpoint'} {breakpoint.number}"
+
+
+def _show_stop(stop, watched_before, headers):
     """What GDB would have printed of a stop that ended a quiet `stepi`: the breakpoint and the
-    frame, a watchpoint's values (`watched_before`: each one's before the stepi). (GDB prints
-    signals and exits itself.)"""
+    frame, a watchpoint's values (`watched_before`: each one's before the stepi). `headers`: each
+    breakpoint's _stop_header() from before the stepi. (GDB prints signals and exits itself.)"""
     kind, _, _, _, description = stop
     if kind not in (StopKind.Breakpoint, StopKind.Signal):
         return
@@ -765,8 +777,12 @@ def _show_stop(stop, watched_before):
                       + f"{value_name} = {_value_text(watchpoint.expression)}\n")
         gdb.write(frame)
     elif kind == StopKind.Breakpoint:
-        numbers = description.removeprefix("breakpoint ")
-        gdb.write(f"\nBreakpoint {numbers}, {frame}")
+        # GDB names the first breakpoint that is not silent; with none, it prints nothing.
+        numbers = [int(n) for n in description.removeprefix("breakpoint ").split(", ") if n]
+        shown = [headers.get(n, f"Breakpoint {n}") for n in numbers]
+        shown = [header for header in shown if header]
+        if shown:
+            gdb.write(f"\n{shown[0]}, {frame}")
     else:
         gdb.write(frame)
 

@@ -370,10 +370,30 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
                       (["set can-use-hw-watchpoints 0", "watch iteration"], False))
     watchpoint_values = r"\nOld value = 0\nNew value = 1\n"
     loop_head_breakpoints = (["b *step_work+27 if $rdx == 6"], ["b *step_work+27", "ignore 2 2"])
+    one_shot_loop_head = "tbreak *step_work+27"
+    list_breakpoints = "info breakpoints"
     through_a_fork = r"(the count was reached|the process executed a new program \()"
 
     def setUp(self):
         harness.require_built(harness.GDB_SCRIPT)
+
+    def test_a_breakpoint_that_ends_a_trace_is_reported_as_gdb_reports_it(self):
+        # As after GDB's own stepi: a temporary breakpoint's stop reads "Temporary breakpoint N,"
+        # and a silent one's prints nothing. strobe had said "Breakpoint N," of both.
+        silent = ["b *step_work+27", 'python gdb.breakpoints()[-1].commands = "silent"']
+        for setup, report in ((["tbreak *step_work+27"], "\nTemporary breakpoint 2, step_work "),
+                              (silent, None)):
+            with self.subTest(setup=setup):
+                rc, out = self.commands(["b step_work", "run", *setup,
+                                         "strobe step --count 1000 --quiet"],
+                                        harness.fixture("steploop_int"), ["100"])
+                self.assertEqual(rc, 0, out)
+                self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
+                                      r"breakpoint 2\b")
+                if report:
+                    self.assertIn(report, out)
+                else:
+                    self.assertNotIn("reakpoint 2, ", out)
 
     def strobe_run(self, tenet_file):
         return harness.gdb(["break walk", "run", f"strobe step --count {STEPS} --memory --quiet",
