@@ -10,6 +10,7 @@
 #include "native/PtraceRegisters.h"
 #include "target/Demangle.h"
 #include "target/GdbSignals.h"
+#include "target/SystemCalls.h"
 
 #include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBlock.h>
@@ -737,13 +738,12 @@ std::optional<uint64_t> LldbTarget::afterSystemCallAt(uint64_t pc) {
   return after;
 }
 
-namespace {
+bool LldbTarget::runEndsBefore(uint64_t pc, uint64_t number) {
+  return afterSystemCallAt(pc) && (replacesProgram(setup_.isa, number) ||
+                                   makesTask(setup_.isa, number) || endsTask(setup_.isa, number));
+}
 
-// x86-64 system call numbers strobe's steps care for, and clone's flag that makes a thread
-// instead of a process.
-constexpr uint64_t kClone = 56, kFork = 57, kVfork = 58, kExecve = 59, kExecveat = 322,
-                   kClone3 = 435;
-constexpr uint64_t kCloneThread = 0x10000;
+namespace {
 
 uint64_t registerOf(lldb::SBFrame &frame, const char *name) {
   return frame.FindRegister(name).GetValueAsUnsigned(~uint64_t{0});
@@ -760,9 +760,9 @@ std::optional<uint64_t> LldbTarget::systemCallNext(lldb::SBThread &thread) {
 
 std::optional<std::string> LldbTarget::forkNext(lldb::SBThread &thread, uint64_t number) {
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
-  bool forks = number == kFork || number == kVfork ||
-               (number == kClone && !(registerOf(frame, "rdi") & kCloneThread));
-  if (number == kClone3) { // the flags are the first word of its struct clone_args
+  bool forks = makesTask(setup_.isa, number) &&
+               !(isClone(setup_.isa, number) && (registerOf(frame, "rdi") & kCloneThread));
+  if (isClone3(setup_.isa, number)) { // the flags are the first word of its struct clone_args
     lldb::SBError error;
     const uint64_t flags =
         thread.GetProcess().ReadUnsignedFromMemory(registerOf(frame, "rdi"), 8, error);
@@ -806,7 +806,7 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
         !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) &&
-        !afterSystemCallAt(regs[table.pc])) {
+        !runEndsBefore(regs[table.pc], regs[systemCallNumberRegister(setup_.isa)])) {
       if (serverSteps_->stepAgain())
         return landed();
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
@@ -826,7 +826,8 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     return std::nullopt;
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
   const uint64_t pc = frame.GetPC();
-  if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc) || afterSystemCallAt(pc))
+  if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc) ||
+      runEndsBefore(pc, registerOf(frame, "rax")))
     return std::nullopt;
   runStart_ = pc;
   lldbStepError_.Clear();
@@ -909,7 +910,7 @@ StopEvent LldbTarget::stepOnce(uint64_t tid) {
   }
   StopEvent stop = afterStep(process, thread, tid, error);
   // LLDB 19's step goes on through an exec into the new program, as if nothing happened there.
-  if (call && (*call == kExecve || *call == kExecveat) && stop.kind == StopEvent::Kind::Step &&
+  if (call && replacesProgram(setup_.isa, *call) && stop.kind == StopEvent::Kind::Step &&
       thread.GetFrameAtIndex(0).GetPC() != *afterSystemCallAt(pc))
     return {StopEvent::Kind::Exec, tid, 0, 0, pathOf(process.GetTarget().GetExecutable())};
   return stop;

@@ -191,9 +191,15 @@ private:
   // Whether one step of the instruction at `pc`, with the stack pointer `sp`, may end at `where`
   // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
   bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
-  // Where a system call instruction at `pc` returns to; nullopt for another instruction. LLDB
-  // steps them itself, not inside lldb-server: see stepOnce().
+  // Where a system call instruction at `pc` returns to; nullopt for another instruction.
   std::optional<uint64_t> afterSystemCallAt(uint64_t pc);
+  // Whether a run of steps inside lldb-server ends before the instruction at `pc`, with system
+  // call number `number` in its register: a system call that replaces the program, makes a
+  // process or a thread, or ends one. LLDB steps those itself (see stepOnce()), and handles
+  // their events in its own way. Other calls, a signal handler's return among them, are steps
+  // like any other (x86-64 reports each as a breakpoint trap after the call: the library takes
+  // it as the end of the step).
+  bool runEndsBefore(uint64_t pc, uint64_t number);
   // The number of the system call `thread`'s next instruction makes (x86-64), if it makes one.
   std::optional<uint64_t> systemCallNext(lldb::SBThread &thread);
   // Why `thread` must not be stepped: its next instruction, system call `number`, makes a new

@@ -1,5 +1,6 @@
 #include "capture/Stepper.h"
 #include "isa/StepLanding.h"
+#include "target/SystemCalls.h"
 
 #include <chrono>
 #include <cstring>
@@ -121,7 +122,9 @@ StepOutcome Stepper::run(const StepRequest &request) {
 
       if (stepping && stepped() + 1 == request.count)
         stepping->lastStepNext();
-      if (insn->kind == BranchKind::Syscall)
+      // An exec gives the new program's code the old one's addresses: name what ran first.
+      if (insn->kind == BranchKind::Syscall &&
+          replacesProgram(isa_, previous.regs[systemCallNumberRegister(isa_)]))
         handOver();
       StopEvent stop = target_.stepInstruction(request.tid);
       if (stop.kind == StopEvent::Kind::Delivering)

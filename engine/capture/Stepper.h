@@ -23,9 +23,9 @@ struct StepRequest {
   bool memory = false;      // record memory operands
   std::function<void(uint64_t)> progress; // called now and then with the instructions so far
   uint64_t maxDurationNs = 0;             // stepping gives up after this long (0: never)
-  // Called with the pcs of the records made since its last call, before each system call (an
-  // exec replaces the program and its symbols) and at the end: the caller names them while
-  // their program is there.
+  // Called with the pcs of the records made since its last call, before each system call that
+  // replaces the program (execve: its symbols go with it) and at the end: the caller names them
+  // while their program is there.
   std::function<void(std::span<const uint64_t>)> recordedPcs = {};
 };
 

@@ -129,11 +129,23 @@ bool taken(pid_t tid, int status) {
 // would lose the handler's first instruction. Set until waitpid() reports the thread again.
 std::atomic<pid_t> atHandlerEntry{0};
 
+// Whether a SIGTRAP after a single step ends a step over a system call instruction: x86-64
+// reports one as a breakpoint trap when the call returns (the kernel's user_single_step_report);
+// an int3 there is SI_KERNEL.
+bool steppedOverSystemCall(const siginfo_t &info) {
+#if defined(__x86_64__)
+  return info.si_code == TRAP_BRKPT;
+#else
+  (void)info;
+  return false;
+#endif
+}
+
 // Whether the stop `status` of `tid` ends a single step the plugin took; the thread then makes
-// another, whose stop a later waitpid() reports. Only the trap of a completed step (TRAP_TRACE, or
-// the entry of a signal handler): a signal, a breakpoint trap or an event goes to lldb-server as
-// the end of its step. (A watchpoint that fires during the step reports TRAP_TRACE too: the plugin
-// does not step this way then.)
+// another, whose stop a later waitpid() reports. Only the trap of a completed step (TRAP_TRACE, a
+// step over a system call, or the entry of a signal handler): a signal, an int3 trap or an event
+// goes to lldb-server as the end of its step. (A watchpoint that fires during the step reports
+// TRAP_TRACE too: the plugin does not step this way then.)
 bool steppedAgain(pid_t tid, int status) {
   TapChannel *c = channel;
   if (!c || !WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP ||
@@ -144,7 +156,7 @@ bool steppedAgain(pid_t tid, int status) {
     return false;
   if (info.si_code == TRAP_UNK)
     atHandlerEntry.store(tid, std::memory_order_release);
-  else if (info.si_code != TRAP_TRACE)
+  else if (info.si_code != TRAP_TRACE && !steppedOverSystemCall(info))
     return false;
   if (c->steppedTid.load(std::memory_order_acquire) != tid ||
       c->state.load(std::memory_order_acquire) != TapChannel::Idle ||

@@ -260,6 +260,37 @@ TEST(Stepper, ARepStringInstructionSteppedWholeRecordsNoMemory) {
   EXPECT_TRUE(records[1].memory.empty());
 }
 
+// Two system calls and a jump back: getpid (39) at 0x1000, whose step leaves 59 in rax, then
+// execve (59) at 0x1002, which this machine returns from; `jmp 0x1000` at 0x1004.
+class SystemCallMachine : public Machine {
+public:
+  SystemCallMachine() {
+    const uint8_t code[] = {0x0f, 0x05, 0x0f, 0x05, 0xeb, 0xfa};
+    for (size_t i = 0; i < sizeof code; ++i)
+      memory[0x1000 + i] = code[i];
+    regs[kRip] = 0x1000;
+    regs[kRax] = 39;
+  }
+  StopEvent stepInstruction(uint64_t tid) override {
+    regs[kRax] = regs[kRip] == 0x1000 ? 59 : 39;
+    regs[kRip] = regs[kRip] == 0x1004 ? 0x1000 : regs[kRip] + 2;
+    return {StopEvent::Kind::Step, tid, 0, 0, ""};
+  }
+};
+
+// The recorded pcs go to be named before an exec, whose program takes over their addresses, and
+// at the end; not before other system calls (under LLDB naming ends a run of steps).
+TEST(Stepper, RecordedPcsAreHandedOverBeforeAnExecAndAtTheEnd) {
+  SystemCallMachine machine;
+  std::vector<std::vector<uint64_t>> handed;
+  StepRequest request{1001, 3, {}, false, {}};
+  request.recordedPcs = [&](std::span<const uint64_t> pcs) {
+    handed.emplace_back(pcs.begin(), pcs.end());
+  };
+  Stepper(machine).run(request);
+  EXPECT_EQ(handed, (std::vector<std::vector<uint64_t>>{{0x1000, 0x1002}, {0x1004}}));
+}
+
 TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   LoopMachine machine;
   Stepper stepper(machine);

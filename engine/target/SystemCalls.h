@@ -1,0 +1,31 @@
+// The Linux system calls a step trace treats apart, by ISA: the ones that replace the program,
+// make a process or a thread, or end one. A trace names what it recorded before the program can
+// be replaced, and a debugger's step of these calls is the debugger's business (LLDB: see
+// lldb-plugin/LldbTarget.cpp).
+#pragma once
+
+#include "target/Isa.h"
+
+#include <cstdint>
+#include <span>
+
+namespace strobe {
+
+// The register (index in registerTable()) that holds the number of the system call a system call
+// instruction makes: x86-64 rax, AArch64 x8.
+unsigned systemCallNumberRegister(Isa isa);
+
+// execve, execveat.
+bool replacesProgram(Isa isa, uint64_t number);
+// fork, vfork, clone, clone3 (a thread or a process: their flags tell which).
+bool makesTask(Isa isa, uint64_t number);
+// exit, exit_group.
+bool endsTask(Isa isa, uint64_t number);
+
+// The calls whose flags make a thread and not a process: clone (flags in its first argument) and
+// clone3 (the first word of the struct its first argument points to).
+bool isClone(Isa isa, uint64_t number);
+bool isClone3(Isa isa, uint64_t number);
+inline constexpr uint64_t kCloneThread = 0x10000; // CLONE_THREAD
+
+} // namespace strobe
