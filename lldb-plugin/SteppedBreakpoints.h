@@ -14,7 +14,6 @@
 #include "HiddenBreakpoints.h"
 
 #include <lldb/API/SBTarget.h>
-#include <lldb/API/SBThread.h>
 
 #include <cstdint>
 #include <map>

@@ -1,24 +1,25 @@
 #include "target/SystemCalls.h"
 
 #include <algorithm>
-#include <array>
+#include <span>
 #include <string_view>
 
 namespace strobe {
 namespace {
 
 struct Numbers {
-  std::array<uint64_t, 2> exec;
-  std::array<uint64_t, 4> task; // AArch64 has no fork or vfork: clone stands for both
-  std::array<uint64_t, 2> end;
-  uint64_t clone;
-  uint64_t clone3;
+  std::span<const uint64_t> exec, task, end;
+  uint64_t clone, clone3;
 };
 
 // From the kernel's syscall tables: arch/x86/entry/syscalls/syscall_64.tbl and the generic
-// include/uapi/asm-generic/unistd.h that AArch64 uses.
-constexpr Numbers kX86_64{{59, 322}, {56, 57, 58, 435}, {60, 231}, 56, 435};
-constexpr Numbers kAArch64{{221, 281}, {220, 435, 220, 435}, {93, 94}, 220, 435};
+// include/uapi/asm-generic/unistd.h that AArch64 uses (no fork or vfork: clone does both).
+constexpr uint64_t kX86_64Exec[] = {59, 322}, kX86_64Task[] = {56, 57, 58, 435},
+                   kX86_64End[] = {60, 231};
+constexpr uint64_t kAArch64Exec[] = {221, 281}, kAArch64Task[] = {220, 435},
+                   kAArch64End[] = {93, 94};
+constexpr Numbers kX86_64{kX86_64Exec, kX86_64Task, kX86_64End, 56, 435};
+constexpr Numbers kAArch64{kAArch64Exec, kAArch64Task, kAArch64End, 220, 435};
 
 const Numbers &numbersOf(Isa isa) { return isa == Isa::AArch64 ? kAArch64 : kX86_64; }
 

@@ -7,7 +7,6 @@
 #include "target/Isa.h"
 
 #include <cstdint>
-#include <span>
 
 namespace strobe {
 
