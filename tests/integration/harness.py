@@ -1,6 +1,7 @@
 """Runs the real lldb-19 and gdb in batch mode with strobe loaded, for the integration tests.
 
 ctest passes the build's paths in the environment (see tests/CMakeLists.txt)."""
+import errno
 import functools
 import gzip
 import json
@@ -38,6 +39,20 @@ def source_line(path, text):
 
 def fixture(name):
     return os.path.join(FIXTURES, name)
+
+
+def require_i386_programs():
+    """Skips the test where the kernel runs no 32-bit x86 program (built without IA32 emulation,
+    or with it turned off): neither debugger can start the fixture spin-i386 there."""
+    try:
+        program = subprocess.Popen([fixture("spin-i386")], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+    except OSError as error:
+        if error.errno == errno.ENOEXEC:
+            raise unittest.SkipTest("this kernel runs no 32-bit x86 programs")
+        raise
+    program.kill()
+    program.wait()
 
 
 # What both debuggers say for a 32-bit x86 inferior (fixture spin-i386).

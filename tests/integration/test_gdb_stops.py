@@ -173,6 +173,7 @@ class BadInputTest(unittest.TestCase):
                                       "(strobe samples a running process)")
 
     def test_an_unsupported_architecture_is_refused(self):
+        harness.require_i386_programs()
         commands = ["strobe record --duration 0.2", "strobe step --count 2", "strobe mem start"]
         rc, out = harness.gdb(["starti", *commands, "info breakpoints"],
                               harness.fixture("spin-i386"))

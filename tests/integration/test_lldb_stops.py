@@ -204,6 +204,7 @@ class LldbStops(unittest.TestCase):
 
 
     def test_an_unsupported_architecture_is_refused(self):
+        harness.require_i386_programs()
         for command in ("strobe record --duration 0.2", "strobe step --count 2",
                         "strobe mem start"):
             with self.subTest(command=command):
