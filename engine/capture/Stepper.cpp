@@ -91,6 +91,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
     unnamed.clear();
   };
   outcome.absentExtended = absentExtended_;
+  uint64_t inVdso = 0; // steps in a row that landed inside request.vdso
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid, request.until);
   try {
@@ -171,6 +172,10 @@ StepOutcome Stepper::run(const StepRequest &request) {
       outcome.trace.append(record);
       if (seen.insert(record.regs[pcIndex]).second)
         unnamed.push_back(record.regs[pcIndex]);
+      const uint64_t at = record.regs[pcIndex];
+      inVdso = at >= request.vdso.first && at < request.vdso.second ? inVdso + 1 : 0;
+      if (inVdso == kVdsoPatience && request.stuckInVdso)
+        request.stuckInVdso();
       previous = std::move(record);
       if (!completed)
         break;

@@ -27,7 +27,14 @@ struct StepRequest {
   // replaces the program (execve: its symbols go with it) and at the end: the caller names them
   // while their program is there.
   std::function<void(std::span<const uint64_t>)> recordedPcs = {};
+  // The kernel's vDSO, [first, second). A clock read there retries for as long as the clock's
+  // data changes under it, which a thread stepped one instruction at a time may never outrun:
+  // stuckInVdso is called once, when the trace has made kVdsoPatience steps in a row inside it.
+  std::pair<uint64_t, uint64_t> vdso = {0, 0};
+  std::function<void()> stuckInVdso = {};
 };
+
+inline constexpr uint64_t kVdsoPatience = 5000; // a clock read takes under a hundred
 
 struct StepOutcome {
   explicit StepOutcome(StepTrace trace) : trace(std::move(trace)) {}

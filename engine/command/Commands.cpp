@@ -113,7 +113,9 @@ std::vector<SubcommandSpec> build() {
        "the steps taken. A signal passed to the program without stopping is delivered\n"
        "and its handler stepped: the state the delivery left is a record of its own,\n"
        "shown '(after a gap)', not counted as an instruction. (GDB lets a thread the\n"
-       "traced one creates run while it attaches to it.)",
+       "traced one creates run while it attaches to it.) A clock read in the kernel's\n"
+       "vDSO may retry for ever under single steps (on a VM whose clock ticks faster\n"
+       "than it steps): strobe says so when a trace stays there.",
        {{"count", 'n', "N", "instructions at most (default 1000; 1000000 with --until)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},

@@ -1,6 +1,7 @@
 // `strobe step`: an exact instruction trace of the selected thread (spec 001's records).
 #include "capture/Stepper.h"
 #include "command/SessionImpl.h"
+#include "native/ProcessModules.h"
 #include "report/Dump.h"
 #include "report/ProfileReport.h"
 
@@ -10,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strobe {
@@ -84,6 +86,18 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   request.progress = [&t](uint64_t n) {
     t.print(fmt::format("strobe: {} instructions stepped...\n", n));
   };
+  if (t.isHostProcess() && !t.isEmulated())
+    if (std::optional<std::pair<uint64_t, uint64_t>> vdso = ProcessModules(t.pid(), {}).vdso()) {
+      request.vdso = *vdso;
+      request.stuckInVdso = [&t] {
+        t.print(fmt::format(
+            "strobe: the thread has made {} steps in a row inside the kernel's vDSO: a clock read "
+            "retries while the clock's data changes under it, which a single-stepped thread may "
+            "never outrun (on a VM whose clock ticks faster than it steps); Ctrl-C ends the trace "
+            "and keeps it ('finish' out of the call, then trace on)\n",
+            kVdsoPatience));
+      };
+    }
   // The trace joins the capture of this process (heap events, say) while the process is there
   // to tell: after an exit no pid matches it.
   Capture &c = captureForEvents(t);

@@ -71,6 +71,14 @@ ElfImage *ProcessModules::imageFor(const Mapping &mapping) {
   return files_.emplace(key, std::move(image)).first->second.get();
 }
 
+std::optional<std::pair<uint64_t, uint64_t>> ProcessModules::vdso() {
+  reloadIfStale();
+  for (const Mapping &m : mappings_)
+    if (m.path == "[vdso]")
+      return std::pair{m.start, m.end};
+  return std::nullopt;
+}
+
 std::optional<uint64_t> ProcessModules::biasOf(const Mapping &mapping) {
   ElfImage *image = imageFor(mapping);
   if (!image)

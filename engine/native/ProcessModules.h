@@ -37,6 +37,8 @@ public:
   // The runtime place of the data object named exactly `name` in the first module (in address
   // order, so the executable before its libraries) that defines one.
   std::optional<DataLocation> dataNamed(std::string_view name);
+  // Where the kernel's vDSO is mapped: [first, second).
+  std::optional<std::pair<uint64_t, uint64_t>> vdso();
 
 private:
   struct Mapping {

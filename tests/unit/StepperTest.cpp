@@ -291,6 +291,21 @@ TEST(Stepper, RecordedPcsAreHandedOverBeforeAnExecAndAtTheEnd) {
   EXPECT_EQ(handed, (std::vector<std::vector<uint64_t>>{{0x1000, 0x1002}, {0x1004}}));
 }
 
+// A loop that never leaves the vDSO is told of once, after kVdsoPatience steps there; one that
+// passes through it is not.
+TEST(Stepper, ALoopThatStaysInsideTheVdsoIsToldOfOnce) {
+  for (const auto &[vdso, told] : {std::pair{std::pair<uint64_t, uint64_t>{0x1000, 0x2000}, 1},
+                                   std::pair{std::pair<uint64_t, uint64_t>{0x1004, 0x2000}, 0}}) {
+    LoopMachine machine;
+    StepRequest request{1001, 2 * kVdsoPatience + 10, {}, false, {}};
+    request.vdso = vdso;
+    int calls = 0;
+    request.stuckInVdso = [&calls] { ++calls; };
+    Stepper(machine).run(request);
+    EXPECT_EQ(calls, told) << std::hex << vdso.first;
+  }
+}
+
 TEST(Stepper, UntilStopsAtTheLocationAndAForeignStopEndsTheTraceForTheUser) {
   LoopMachine machine;
   Stepper stepper(machine);
