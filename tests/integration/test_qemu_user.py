@@ -96,7 +96,7 @@ class GdbTest(unittest.TestCase):
         with emulator(port, 6):
             rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break main", "continue",
                                    "delete",
-                                   "strobe record --duration 2 --frequency 200 --overhead 100",
+                                   "strobe record --duration 4 --frequency 200 --overhead 100",
                                    "strobe profile --by function", "strobe profile --by module",
                                    "info breakpoints",
                                    "continue"], PROGRAM, binary="gdb-multiarch")
@@ -140,7 +140,7 @@ class LldbTest(unittest.TestCase):
             _, out = harness.LldbSession.session(
                 [f"target create {PROGRAM}", f"gdb-remote 127.0.0.1:{port}", "b main", "c",
                  "breakpoint delete -f",
-                 "strobe record --duration 2 --frequency 200 --overhead 100",
+                 "strobe record --duration 4 --frequency 200 --overhead 100",
                  "strobe profile --by function", "strobe profile --by module", "c"])
         self.assertIn("the duration was reached", out)
         self.assertGreaterEqual(harness.ended(out)[1], 20, out)
