@@ -4,6 +4,7 @@
 // project's machines glibc's vector versions then run straight through, with no loop of their own
 // (a 2048-byte copy ran its vector loop below the size rep movsb starts at) and no size test
 // taken, so the shortest path between two sampled instructions is the one that ran.
+//   loop_libc [SECONDS]
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
