@@ -806,7 +806,7 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
         !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) &&
-        !runEndsBefore(regs[table.pc], regs[systemCallNumberRegister(setup_.isa)])) {
+        !runEndsBefore(regs[table.pc], regs[table.systemCallNumber])) {
       if (serverSteps_->stepAgain())
         return landed();
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's

@@ -125,7 +125,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         stepping->lastStepNext();
       // An exec gives the new program's code the old one's addresses: name what ran first.
       if (insn->kind == BranchKind::Syscall &&
-          replacesProgram(isa_, previous.regs[systemCallNumberRegister(isa_)]))
+          replacesProgram(isa_, previous.regs[registerTable(isa_).systemCallNumber]))
         handOver();
       StopEvent stop = target_.stepInstruction(request.tid);
       if (stop.kind == StopEvent::Kind::Delivering)

@@ -41,10 +41,10 @@ constexpr std::array<ExtRegister, 35> kAArch64Ext = {{
 constexpr std::array<unsigned, 6> kX86_64Args = {5, 4, 3, 2, 8, 9};
 constexpr std::array<unsigned, 8> kAArch64Args = {0, 1, 2, 3, 4, 5, 6, 7};
 
-const RegisterTable kX86_64{Isa::X86_64, "x86_64",   kX86_64Regs, 16, 7,           6,
-                            20,          kX86_64Ext, kX86_64Args, 0,  std::nullopt};
-const RegisterTable kAArch64{Isa::AArch64, "aarch64",   kAArch64Regs, 32, 31, 29,
-                             std::nullopt, kAArch64Ext, kAArch64Args, 0,  30};
+const RegisterTable kX86_64{Isa::X86_64, "x86_64", kX86_64Regs, 16,          7, 6,
+                            20,          0,        kX86_64Ext,  kX86_64Args, 0, std::nullopt};
+const RegisterTable kAArch64{Isa::AArch64, "aarch64", kAArch64Regs, 32,           31, 29,
+                             std::nullopt, 8,         kAArch64Ext,  kAArch64Args, 0,  30};
 
 } // namespace
 

@@ -28,6 +28,9 @@ struct RegisterTable {
   // Index of the register that tells a thread was stopped inside a system call (x86-64 orig_rax
   // holds the syscall number there and -1 elsewhere); absent where the ISA has no such register.
   std::optional<unsigned> syscallNr;
+  // Index of the register a system call instruction takes the call's number from (x86-64 rax,
+  // AArch64 x8).
+  unsigned systemCallNumber;
   // Extended state (spec 001's EXT bitmap): segment selectors, SSE, x87 and AVX (the upper
   // halves of ymm0-15) on x86-64; v0-v31, fpsr, fpcr and tpidr on AArch64.
   std::span<const ExtRegister> ext;

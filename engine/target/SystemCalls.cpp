@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <span>
-#include <string_view>
 
 namespace strobe {
 namespace {
@@ -28,13 +27,6 @@ bool among(std::span<const uint64_t> numbers, uint64_t number) {
 }
 
 } // namespace
-
-unsigned systemCallNumberRegister(Isa isa) {
-  const std::string_view name = isa == Isa::AArch64 ? "x8" : "rax";
-  const RegisterTable &table = registerTable(isa);
-  return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), name) -
-                               table.regs.begin());
-}
 
 bool replacesProgram(Isa isa, uint64_t number) { return among(numbersOf(isa).exec, number); }
 bool makesTask(Isa isa, uint64_t number) { return among(numbersOf(isa).task, number); }

@@ -10,10 +10,7 @@
 
 namespace strobe {
 
-// The register (index in registerTable()) that holds the number of the system call a system call
-// instruction makes: x86-64 rax, AArch64 x8.
-unsigned systemCallNumberRegister(Isa isa);
-
+// The call's number is in registerTable(isa).systemCallNumber.
 // execve, execveat.
 bool replacesProgram(Isa isa, uint64_t number);
 // fork, vfork, clone, clone3 (a thread or a process: their flags tell which).

@@ -41,6 +41,6 @@ TEST(SystemCalls, AArch64NumbersAreTheGenericTables) {
 }
 
 TEST(SystemCalls, TheNumberIsInRaxOrX8) {
-  EXPECT_EQ(registerTable(Isa::X86_64).regs[systemCallNumberRegister(Isa::X86_64)], "rax");
-  EXPECT_EQ(registerTable(Isa::AArch64).regs[systemCallNumberRegister(Isa::AArch64)], "x8");
+  EXPECT_EQ(registerTable(Isa::X86_64).regs[registerTable(Isa::X86_64).systemCallNumber], "rax");
+  EXPECT_EQ(registerTable(Isa::AArch64).regs[registerTable(Isa::AArch64).systemCallNumber], "x8");
 }
