@@ -163,8 +163,9 @@ StepOutcome Stepper::run(const StepRequest &request) {
         });
         // A step that ran a rep string instruction whole (LLDB's own step does) ran more
         // iterations than the one whose accesses were read: its memory is not known.
-        if (insn->repeated && !record.memory.empty() &&
-            previous.regs[repeatCountRegister()] - record.regs[repeatCountRegister()] > 1) {
+        if (const std::optional<unsigned> count = registerTable(isa_).repeatCount;
+            insn->repeated && count && !record.memory.empty() &&
+            previous.regs[*count] - record.regs[*count] > 1) {
           record.memory.clear();
           ++outcome.unpredictedMemory;
         }

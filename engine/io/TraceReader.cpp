@@ -307,10 +307,9 @@ private:
     tableSize_ = table.regs.size();
     std::string dropped;
     for (const std::string &name : h.registers()) {
-      auto it = std::find(table.regs.begin(), table.regs.end(), name);
-      registerPlace_.push_back(
-          it == table.regs.end() ? std::nullopt : std::optional<size_t>(it - table.regs.begin()));
-      if (it == table.regs.end())
+      const std::optional<unsigned> place = table.indexOf(name);
+      registerPlace_.push_back(place);
+      if (!place)
         dropped += (dropped.empty() ? "" : ", ") + name;
     }
     if (!dropped.empty())

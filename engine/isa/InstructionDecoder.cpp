@@ -9,15 +9,6 @@
 
 namespace strobe {
 
-unsigned repeatCountRegister() {
-  static const unsigned index = [] {
-    const RegisterTable &table = registerTable(Isa::X86_64);
-    return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), "rcx") -
-                                 table.regs.begin());
-  }();
-  return index;
-}
-
 AccessFormula formulaOf(const MemoryOperand &op, const InstructionInfo &insn) {
   // Register tables have a few dozen entries, far below kNoRegister.
   auto reg = [](std::optional<unsigned> r) {
@@ -92,7 +83,7 @@ bool InstructionDecoder::predict(std::span<const uint8_t> bytes, uint64_t pc,
   if (!info)
     return false;
   if (info->repeated && repeated_ == RepeatedStrings::OneIterationPerStep) {
-    const unsigned counter = repeatCountRegister();
+    const unsigned counter = *registerTable(Isa::X86_64).repeatCount;
     uint64_t count = regs.size() > counter ? regs[counter] : 0;
     if (!info->memory.empty() && info->memory.front().address32)
       count = static_cast<uint32_t>(count);

@@ -78,9 +78,7 @@ struct InstructionInfo {
 // How the memory operand model treats rep string instructions. A periodic sample may stop a
 // thread anywhere in their iterations, so what the next run of them touches is unknown; but a
 // single step executes exactly one iteration (the trap flag traps after each one), or none when
-// the count register is zero.
-// rcx's index in the x86-64 register table: a rep string instruction's count.
-unsigned repeatCountRegister();
+// the count register (RegisterTable::repeatCount) is zero.
 
 enum class RepeatedStrings : uint8_t {
   Unusual,             // slots() returns nullopt: for periodic samples

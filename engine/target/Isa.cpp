@@ -1,5 +1,6 @@
 #include "target/Isa.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -41,10 +42,11 @@ constexpr std::array<ExtRegister, 35> kAArch64Ext = {{
 constexpr std::array<unsigned, 6> kX86_64Args = {5, 4, 3, 2, 8, 9};
 constexpr std::array<unsigned, 8> kAArch64Args = {0, 1, 2, 3, 4, 5, 6, 7};
 
-const RegisterTable kX86_64{Isa::X86_64, "x86_64", kX86_64Regs, 16,          7, 6,
-                            20,          0,        kX86_64Ext,  kX86_64Args, 0, std::nullopt};
+const RegisterTable kX86_64{Isa::X86_64, "x86_64",    kX86_64Regs, 16,           7, 6, 20, 0,
+                            kX86_64Ext,  kX86_64Args, 0,           std::nullopt, 2};
 const RegisterTable kAArch64{Isa::AArch64, "aarch64", kAArch64Regs, 32,           31, 29,
-                             std::nullopt, 8,         kAArch64Ext,  kAArch64Args, 0,  30};
+                             std::nullopt, 8,         kAArch64Ext,  kAArch64Args, 0,  30,
+                             std::nullopt};
 
 } // namespace
 
@@ -53,6 +55,13 @@ size_t RegisterTable::extSlots() const {
   for (const ExtRegister &r : ext)
     slots += r.bytes / 8;
   return slots;
+}
+
+std::optional<unsigned> RegisterTable::indexOf(std::string_view name) const {
+  const auto it = std::find(regs.begin(), regs.end(), name);
+  if (it == regs.end())
+    return std::nullopt;
+  return static_cast<unsigned>(it - regs.begin());
 }
 
 const RegisterTable &registerTable(Isa isa) { return isa == Isa::AArch64 ? kAArch64 : kX86_64; }

@@ -39,9 +39,15 @@ struct RegisterTable {
   unsigned returnReg;
   // Where a function finds its return address at entry: a link register, or the stack top.
   std::optional<unsigned> linkReg; // AArch64 x30; absent on x86-64 ([sp] at entry)
+  // Index of the register a rep string instruction counts its iterations down in (x86-64 rcx);
+  // absent on AArch64, which has none.
+  std::optional<unsigned> repeatCount;
 
   // Total 64-bit slots of `ext`.
   size_t extSlots() const;
+  // Index in regs of the register of this name, as both debuggers spell it; nullopt when the
+  // table has none.
+  std::optional<unsigned> indexOf(std::string_view name) const;
 };
 
 const RegisterTable &registerTable(Isa isa);

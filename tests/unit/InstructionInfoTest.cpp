@@ -17,10 +17,9 @@ namespace strobe {
 namespace {
 
 unsigned reg(Isa isa, std::string_view name) {
-  const RegisterTable &table = registerTable(isa);
-  auto it = std::find(table.regs.begin(), table.regs.end(), name);
-  EXPECT_NE(it, table.regs.end()) << name;
-  return static_cast<unsigned>(it - table.regs.begin());
+  const std::optional<unsigned> index = registerTable(isa).indexOf(name);
+  EXPECT_TRUE(index) << name;
+  return index.value_or(0);
 }
 
 std::vector<uint64_t> regs(Isa isa,

@@ -24,3 +24,18 @@ TEST(Isa, AnUnsupportedArchitectureIsRefusedWithWhatIsSupported) {
     }
   }
 }
+
+TEST(Isa, TheTablesNamedIndicesAreTheRegistersOfThoseNames) {
+  const RegisterTable &x86 = registerTable(Isa::X86_64);
+  EXPECT_EQ(x86.indexOf("rip"), x86.pc);
+  EXPECT_EQ(x86.indexOf("rsp"), x86.sp);
+  EXPECT_EQ(x86.indexOf("rcx"), x86.repeatCount);
+  EXPECT_EQ(x86.indexOf("orig_rax"), x86.syscallNr);
+  EXPECT_EQ(x86.indexOf("x8"), std::nullopt);
+  const RegisterTable &arm = registerTable(Isa::AArch64);
+  EXPECT_EQ(arm.indexOf("pc"), arm.pc);
+  EXPECT_EQ(arm.indexOf("x30"), arm.linkReg);
+  EXPECT_EQ(arm.repeatCount, std::nullopt);
+  EXPECT_EQ(arm.indexOf("rcx"), std::nullopt);
+  EXPECT_EQ(arm.indexOf(""), std::nullopt);
+}

@@ -123,9 +123,9 @@ uint64_t little(std::span<const uint8_t> bytes) {
 }
 
 unsigned tableIndex(std::string_view name) {
-  const RegisterTable &table = registerTable(Isa::X86_64);
-  return static_cast<unsigned>(std::find(table.regs.begin(), table.regs.end(), name) -
-                               table.regs.begin());
+  const std::optional<unsigned> index = registerTable(Isa::X86_64).indexOf(name);
+  EXPECT_TRUE(index) << name;
+  return index.value_or(0);
 }
 
 // A 64- or 32-bit general-purpose register Capstone names, as (table index, bytes).
