@@ -38,7 +38,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <dirent.h>
 #include <memory>
 #include <signal.h>
@@ -717,13 +716,10 @@ bool LldbTarget::stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where) {
   const std::optional<InstructionInfo> insn = instructionAt(pc);
   if (!insn)
     return true;
-  std::optional<uint64_t> returnAddress;
-  if (insn->kind == BranchKind::Return)
-    if (const std::vector<uint8_t> top = readHostMemory(sp, sizeof(uint64_t));
-        top.size() == sizeof(uint64_t)) {
-      returnAddress.emplace();
-      std::memcpy(&*returnAddress, top.data(), sizeof(uint64_t));
-    }
+  const std::optional<uint64_t> returnAddress =
+      returnAddressOf(setup_.isa, *insn, sp, [this](uint64_t address, size_t size) {
+        return readHostMemory(address, size);
+      });
   return stepMayLandAt(*insn, returnAddress, where);
 }
 

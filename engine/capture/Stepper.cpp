@@ -3,7 +3,6 @@
 #include "target/SystemCalls.h"
 
 #include <chrono>
-#include <cstring>
 #include <fmt/format.h>
 #include <set>
 
@@ -54,15 +53,10 @@ bool Stepper::readState(uint64_t tid, TraceRecord &record) {
 }
 
 bool Stepper::landsThere(const InstructionInfo &insn, const TraceRecord &before, uint64_t pc) {
-  // An x86-64 return goes to the word on top of the stack, which it leaves in memory.
-  std::optional<uint64_t> returnAddress;
-  if (insn.kind == BranchKind::Return && isa_ == Isa::X86_64)
-    if (const std::vector<uint8_t> top =
-            target_.readMemory(before.regs[registerTable(isa_).sp], sizeof(uint64_t));
-        top.size() == sizeof(uint64_t)) {
-      returnAddress.emplace();
-      std::memcpy(&*returnAddress, top.data(), sizeof(uint64_t));
-    }
+  // An x86-64 return leaves the word it goes to in memory, where the stack was.
+  const std::optional<uint64_t> returnAddress = returnAddressOf(
+      isa_, insn, before.regs[registerTable(isa_).sp],
+      [this](uint64_t address, size_t size) { return target_.readMemory(address, size); });
   return stepMayLandAt(insn, returnAddress, pc);
 }
 

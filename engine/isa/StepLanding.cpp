@@ -1,5 +1,7 @@
 #include "isa/StepLanding.h"
 
+#include <cstring>
+
 namespace strobe {
 
 bool stepMayLandAt(const InstructionInfo &insn, std::optional<uint64_t> returnAddress,
@@ -24,6 +26,19 @@ bool stepMayLandAt(const InstructionInfo &insn, std::optional<uint64_t> returnAd
     return true;
   }
   return true;
+}
+
+std::optional<uint64_t>
+returnAddressOf(Isa isa, const InstructionInfo &insn, uint64_t sp,
+                const std::function<std::vector<uint8_t>(uint64_t, size_t)> &readMemory) {
+  if (insn.kind != BranchKind::Return || isa != Isa::X86_64)
+    return std::nullopt;
+  const std::vector<uint8_t> top = readMemory(sp, sizeof(uint64_t));
+  if (top.size() != sizeof(uint64_t))
+    return std::nullopt;
+  uint64_t address;
+  std::memcpy(&address, top.data(), sizeof(uint64_t));
+  return address;
 }
 
 } // namespace strobe
