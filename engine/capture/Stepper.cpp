@@ -117,9 +117,11 @@ StepOutcome Stepper::run(const StepRequest &request) {
 
       if (stepping && stepped() + 1 == request.count)
         stepping->lastStepNext();
-      // An exec gives the new program's code the old one's addresses: name what ran first.
-      if (insn->kind == BranchKind::Syscall &&
-          replacesProgram(isa_, previous.regs[registerTable(isa_).systemCallNumber]))
+      // Name what ran before its code can go: an exec gives the new program's code the old
+      // one's addresses, and the debugger forgets an unmapped library's names (dlclose).
+      if (const uint64_t call = previous.regs[registerTable(isa_).systemCallNumber];
+          insn->kind == BranchKind::Syscall &&
+          (replacesProgram(isa_, call) || unmapsMemory(isa_, call)))
         handOver();
       StopEvent stop = target_.stepInstruction(request.tid);
       if (stop.kind == StopEvent::Kind::Delivering)

@@ -24,8 +24,8 @@ struct StepRequest {
   std::function<void(uint64_t)> progress; // called now and then with the instructions so far
   uint64_t maxDurationNs = 0;             // stepping gives up after this long (0: never)
   // Called with the pcs of the records made since its last call, before each system call that
-  // replaces the program (execve: its symbols go with it) and at the end: the caller names them
-  // while their program is there.
+  // replaces the program or unmaps memory (execve, and dlclose's munmap: their symbols go with
+  // them) and at the end: the caller names them while their code is there.
   std::function<void(std::span<const uint64_t>)> recordedPcs = {};
   // The kernel's vDSO, [first, second). A clock read there retries for as long as the clock's
   // data changes under it, which a thread stepped one instruction at a time may never outrun:

@@ -280,6 +280,28 @@ class StepTraceTest:
         self.assertRegex(rows[0], r"^\s+1  0x[0-9a-f]+ <before_exec>  ")
         self.assertRegex(rows[-1], r"<[_\w]*execve[^>]*>  ")
 
+    def test_a_library_unloaded_during_the_trace_keeps_its_names(self):
+        # The trace runs plugin_work, then dlclose, which unmaps its library; the debugger then
+        # forgets the library's names. They had been looked up at the trace's end only.
+        out, lines = self.dumped(["b before_call", "run", "finish",
+                                  "strobe step --until unloaded --quiet"],
+                                 harness.fixture("unload"),
+                                 [harness.fixture("libunload_plugin.so")])
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; "
+                              r"the pc reached 0x[0-9a-f]+;")
+        rows = [re.match(r"\s+\d+  (0x[0-9a-f]+) (<[^>]*>)?", line) for line in lines]
+        rows = [(int(row.group(1), 16), row.group(2)) for row in rows if row]
+        calls = [i for i, line in enumerate(lines) if re.search(r">  call rbp\b", line)]
+        self.assertEqual(len(calls), 1, "\n".join(lines[:20]))
+        after = re.match(r"\s+\d+  (0x[0-9a-f]+) <plugin_work>  ", lines[calls[0] + 1])
+        self.assertIsNotNone(after, lines[calls[0] + 1])
+        entry = int(after.group(1), 16)
+        # The library's code: plugin_work, and its _fini, which dlclose runs.
+        library = [name for pc, name in rows if entry <= pc < entry + 0x100]
+        self.assertTrue(all(library), library)
+        work = [name for name in library if name.startswith("<plugin_work")]
+        self.assertGreaterEqual(len(work), 30, "ten iterations of three instructions or more")
+
     def test_a_signal_handler_is_stepped_after_a_gap(self):
         # SIGALRM every 5 ms, which both debuggers pass without stopping. GDB had run each
         # handler inside its stepi, unrecorded; LLDB had recorded the interrupted instruction as

@@ -262,9 +262,10 @@ TEST(Stepper, ARepStringInstructionSteppedWholeRecordsNoMemory) {
 
 // Two system calls and a jump back: getpid (39) at 0x1000, whose step leaves 59 in rax, then
 // execve (59) at 0x1002, which this machine returns from; `jmp 0x1000` at 0x1004.
+// Two system calls and a jump back: getpid, then `secondCall`.
 class SystemCallMachine : public Machine {
 public:
-  SystemCallMachine() {
+  explicit SystemCallMachine(uint64_t secondCall) : secondCall_(secondCall) {
     const uint8_t code[] = {0x0f, 0x05, 0x0f, 0x05, 0xeb, 0xfa};
     for (size_t i = 0; i < sizeof code; ++i)
       memory[0x1000 + i] = code[i];
@@ -272,23 +273,32 @@ public:
     regs[kRax] = 39;
   }
   StopEvent stepInstruction(uint64_t tid) override {
-    regs[kRax] = regs[kRip] == 0x1000 ? 59 : 39;
+    regs[kRax] = regs[kRip] == 0x1000 ? secondCall_ : 39;
     regs[kRip] = regs[kRip] == 0x1004 ? 0x1000 : regs[kRip] + 2;
     return {StopEvent::Kind::Step, tid, 0, 0, ""};
   }
+
+private:
+  uint64_t secondCall_;
 };
 
 // The recorded pcs go to be named before an exec, whose program takes over their addresses, and
-// at the end; not before other system calls (under LLDB naming ends a run of steps).
-TEST(Stepper, RecordedPcsAreHandedOverBeforeAnExecAndAtTheEnd) {
-  SystemCallMachine machine;
-  std::vector<std::vector<uint64_t>> handed;
-  StepRequest request{1001, 3, {}, false, {}};
-  request.recordedPcs = [&](std::span<const uint64_t> pcs) {
-    handed.emplace_back(pcs.begin(), pcs.end());
-  };
-  Stepper(machine).run(request);
-  EXPECT_EQ(handed, (std::vector<std::vector<uint64_t>>{{0x1000, 0x1002}, {0x1004}}));
+// before a munmap, which may take a library's names with it, and at the end; not before other
+// system calls (under LLDB naming ends a run of steps).
+TEST(Stepper, RecordedPcsAreHandedOverBeforeCodeCanGoAndAtTheEnd) {
+  using Handed = std::vector<std::vector<uint64_t>>;
+  for (const auto &[call, expected] : {std::pair{uint64_t{59}, Handed{{0x1000, 0x1002}, {0x1004}}},
+                                       std::pair{uint64_t{11}, Handed{{0x1000, 0x1002}, {0x1004}}},
+                                       std::pair{uint64_t{39}, Handed{{0x1000, 0x1002, 0x1004}}}}) {
+    SystemCallMachine machine(call);
+    Handed handed;
+    StepRequest request{1001, 3, {}, false, {}};
+    request.recordedPcs = [&](std::span<const uint64_t> pcs) {
+      handed.emplace_back(pcs.begin(), pcs.end());
+    };
+    Stepper(machine).run(request);
+    EXPECT_EQ(handed, expected) << "system call " << call;
+  }
 }
 
 // A loop that never leaves the vDSO is told of once, after kVdsoPatience steps there; one that

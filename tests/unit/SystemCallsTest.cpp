@@ -18,9 +18,10 @@ TEST(SystemCalls, X86_64NumbersAreTheHostKernels) {
     EXPECT_TRUE(makesTask(Isa::X86_64, number)) << number;
   for (long number : {SYS_exit, SYS_exit_group})
     EXPECT_TRUE(endsTask(Isa::X86_64, number)) << number;
-  for (long number : {SYS_read, SYS_write, SYS_rt_sigreturn, SYS_getpid, SYS_futex}) {
+  EXPECT_TRUE(unmapsMemory(Isa::X86_64, SYS_munmap));
+  for (long number : {SYS_read, SYS_write, SYS_rt_sigreturn, SYS_getpid, SYS_futex, SYS_mmap}) {
     EXPECT_FALSE(replacesProgram(Isa::X86_64, number) || makesTask(Isa::X86_64, number) ||
-                 endsTask(Isa::X86_64, number))
+                 endsTask(Isa::X86_64, number) || unmapsMemory(Isa::X86_64, number))
         << number;
   }
   EXPECT_TRUE(isClone(Isa::X86_64, SYS_clone));
@@ -36,6 +37,8 @@ TEST(SystemCalls, AArch64NumbersAreTheGenericTables) {
   EXPECT_TRUE(makesTask(Isa::AArch64, 435));       // clone3
   EXPECT_TRUE(endsTask(Isa::AArch64, 93));         // exit
   EXPECT_TRUE(endsTask(Isa::AArch64, 94));         // exit_group
+  EXPECT_TRUE(unmapsMemory(Isa::AArch64, 215));    // munmap
+  EXPECT_FALSE(unmapsMemory(Isa::AArch64, 11));    // x86-64's munmap is AArch64's setxattr
   EXPECT_FALSE(replacesProgram(Isa::AArch64, 59)); // x86-64's execve is AArch64's pipe2
   EXPECT_FALSE(makesTask(Isa::AArch64, 139));      // rt_sigreturn
 }
