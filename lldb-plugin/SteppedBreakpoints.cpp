@@ -7,25 +7,46 @@
 
 namespace strobe::lldb_plugin {
 
+namespace {
+
+// LLDB numbers its internal breakpoints -1, -2, ... and lists them nowhere the SB API reaches; a
+// deleted one (each run of the process makes the loader's anew) leaves its number unused.
+constexpr lldb::break_id_t kInternalIdsUnusedInARow = 64;
+
+} // namespace
+
 SteppedBreakpoints::SteppedBreakpoints(HiddenBreakpoints &hidden, lldb::SBTarget target)
     : target_(target) {
   for (uint32_t i = 0; i < target_.GetNumBreakpoints(); ++i) {
     lldb::SBBreakpoint breakpoint = target_.GetBreakpointAtIndex(i);
-    if (!breakpoint.IsEnabled() || hidden.owns(target_, breakpoint.GetID()))
+    if (!hidden.owns(target_, breakpoint.GetID()))
+      guard(hidden, breakpoint, true);
+  }
+  for (lldb::break_id_t id = -1, unused = 0; unused < kInternalIdsUnusedInARow; --id) {
+    lldb::SBBreakpoint breakpoint = target_.FindBreakpointByID(id);
+    unused = breakpoint.IsValid() ? 0 : unused + 1;
+    if (breakpoint.IsValid())
+      guard(hidden, breakpoint, false);
+  }
+}
+
+void SteppedBreakpoints::guard(HiddenBreakpoints &hidden, lldb::SBBreakpoint breakpoint,
+                               bool user) {
+  if (!breakpoint.IsEnabled())
+    return;
+  for (size_t k = 0; k < breakpoint.GetNumLocations(); ++k) {
+    lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(k);
+    if (!location.IsEnabled() || !location.IsResolved())
       continue;
-    for (size_t k = 0; k < breakpoint.GetNumLocations(); ++k) {
-      lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(k);
-      if (!location.IsEnabled() || !location.IsResolved())
-        continue;
-      const uint64_t address = location.GetLoadAddress();
-      if (std::unique_ptr<Breakpoint> stopper = hidden.insert(target_, address, [](uint64_t) {}))
-        stoppers_.push_back(std::move(stopper));
+    const uint64_t address = location.GetLoadAddress();
+    if (std::unique_ptr<Breakpoint> stopper = hidden.insert(target_, address, [](uint64_t) {}))
+      stoppers_.push_back(std::move(stopper));
+    if (user)
       guarded_.emplace(address, Guarded{breakpoint.GetID(),
                                         location.GetID(),
                                         {location.GetHitCount(), location.GetIgnoreCount(),
                                          breakpoint.GetIgnoreCount()},
                                         false});
-    }
   }
 }
 

@@ -1,4 +1,4 @@
-// The user's breakpoints while `strobe step` single-steps a thread in LLDB.
+// The user's breakpoints, and LLDB's own, while `strobe step` single-steps a thread in LLDB.
 //
 // Why: LLDB 19 reports a step that lands on a breakpoint as that breakpoint's hit, and when the
 // breakpoint declines the hit (a false condition, an ignore count, auto-continue) it resumes the
@@ -9,6 +9,9 @@
 // ignore count was used up, and it does not continue by itself; or LLDB removed the breakpoint
 // with the hit (one-shot). The judge is the locations at the stop's pc, not the stop's list of
 // owners, which drops a breakpoint LLDB has removed.
+// LLDB's internal breakpoints (the dynamic loader's, at _dl_debug_state, which every dlopen and
+// dlclose calls) never stop, so a step onto one went on through the call and the return: each
+// has a hidden owner too, and a stop there is the step's.
 #pragma once
 
 #include "HiddenBreakpoints.h"
@@ -43,6 +46,10 @@ private:
     Counts counts; // as of the last look
     bool removed;  // LLDB no longer has it
   };
+
+  // Hidden owners at each enabled location of `breakpoint`; `guard` says whether they are the
+  // user's, judged by userStopped().
+  void guard(HiddenBreakpoints &hidden, lldb::SBBreakpoint breakpoint, bool user);
 
   lldb::SBTarget target_;
   std::vector<std::unique_ptr<Breakpoint>> stoppers_;

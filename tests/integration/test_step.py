@@ -302,6 +302,27 @@ class StepTraceTest:
         work = [name for name in library if name.startswith("<plugin_work")]
         self.assertGreaterEqual(len(work), 30, "ten iterations of three instructions or more")
 
+    def test_the_dynamic_loaders_breakpoint_is_stepped_like_any_instruction(self):
+        # dlclose calls _dl_debug_state, where the debugger has its own breakpoint, to tell it
+        # that the library goes, then that it has gone. LLDB had taken a step onto it for that
+        # breakpoint's hit, run the hit's callback, and gone on through the return: a gap of two
+        # instructions each time, reported as a signal's delivery.
+        out, lines = self.dumped(["b before_call", "run", "finish",
+                                  "strobe step --until unloaded --quiet"],
+                                 harness.fixture("unload"),
+                                 [harness.fixture("libunload_plugin.so")])
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;(]*"
+                              r"\(\d+ us each\); the pc reached 0x[0-9a-f]+;")
+        self.assertFalse([line for line in lines if "(after a gap)" in line])
+        calls = [i for i, line in enumerate(lines) if re.search(r"  call 0x[0-9a-f]+\s", line)
+                 and i + 1 < len(lines) and re.search(r"<[_\w]*_dl_debug_state>  ", lines[i + 1])]
+        self.assertEqual(len(calls), 2, "before and after the unmapping")
+        for i in calls:
+            self.assertRegex(lines[i + 1], r"  ret\b")
+            called = int(re.search(r"\s(0x[0-9a-f]+) <", lines[i]).group(1), 16)
+            returned = int(re.search(r"\s(0x[0-9a-f]+) <", lines[i + 2]).group(1), 16)
+            self.assertEqual(returned - called, 5, lines[i:i + 3])  # the call's length
+
     def test_a_signal_handler_is_stepped_after_a_gap(self):
         # SIGALRM every 5 ms, which both debuggers pass without stopping. GDB had run each
         # handler inside its stepi, unrecorded; LLDB had recorded the interrupted instruction as
