@@ -1,9 +1,10 @@
-// Step-trace fixture: runs a function of a library it loads, then unloads the library.
+// Step-trace fixture: loads a library, runs a function of it, then unloads the library.
 // usage: unload PLUGIN.so
 #include <dlfcn.h>
 #include <stdio.h>
 
-// Where a trace starts and ends: around the call into the library and its dlclose.
+// Where a trace starts and ends: around the load, the call into the library and its dlclose.
+__attribute__((noinline)) void before_load(void) { __asm__ volatile(""); }
 __attribute__((noinline)) void before_call(void) { __asm__ volatile(""); }
 __attribute__((noinline)) void unloaded(void) { __asm__ volatile(""); }
 
@@ -12,6 +13,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s PLUGIN.so\n", argv[0]);
     return 2;
   }
+  before_load();
   void *plugin = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!plugin) {
     fprintf(stderr, "%s\n", dlerror());

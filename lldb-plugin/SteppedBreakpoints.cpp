@@ -16,32 +16,38 @@ constexpr lldb::break_id_t kInternalIdsUnusedInARow = 64;
 } // namespace
 
 SteppedBreakpoints::SteppedBreakpoints(HiddenBreakpoints &hidden, lldb::SBTarget target)
-    : target_(target) {
+    : hidden_(hidden), target_(target) {
+  guardNewLocations();
+}
+
+void SteppedBreakpoints::guardNewLocations() {
   for (uint32_t i = 0; i < target_.GetNumBreakpoints(); ++i) {
     lldb::SBBreakpoint breakpoint = target_.GetBreakpointAtIndex(i);
-    if (!hidden.owns(target_, breakpoint.GetID()))
-      guard(hidden, breakpoint, true);
+    if (!hidden_.owns(target_, breakpoint.GetID()))
+      guard(breakpoint, true);
   }
   for (lldb::break_id_t id = -1, unused = 0; unused < kInternalIdsUnusedInARow; --id) {
     lldb::SBBreakpoint breakpoint = target_.FindBreakpointByID(id);
     unused = breakpoint.IsValid() ? 0 : unused + 1;
     if (breakpoint.IsValid())
-      guard(hidden, breakpoint, false);
+      guard(breakpoint, false);
   }
 }
 
-void SteppedBreakpoints::guard(HiddenBreakpoints &hidden, lldb::SBBreakpoint breakpoint,
-                               bool user) {
+void SteppedBreakpoints::guard(lldb::SBBreakpoint breakpoint, bool user) {
   if (!breakpoint.IsEnabled())
     return;
   for (size_t k = 0; k < breakpoint.GetNumLocations(); ++k) {
     lldb::SBBreakpointLocation location = breakpoint.GetLocationAtIndex(k);
-    if (!location.IsEnabled() || !location.IsResolved())
+    if (!location.IsEnabled() || !location.IsResolved() ||
+        !locations_.emplace(breakpoint.GetID(), location.GetID()).second)
       continue;
     const uint64_t address = location.GetLoadAddress();
-    if (std::unique_ptr<Breakpoint> stopper = hidden.insert(target_, address, [](uint64_t) {}))
+    if (std::unique_ptr<Breakpoint> stopper = hidden_.insert(target_, address, [](uint64_t) {}))
       stoppers_.push_back(std::move(stopper));
-    if (user)
+    if (!user)
+      internal_.insert(address);
+    else
       guarded_.emplace(address, Guarded{breakpoint.GetID(),
                                         location.GetID(),
                                         {location.GetHitCount(), location.GetIgnoreCount(),
@@ -51,6 +57,8 @@ void SteppedBreakpoints::guard(HiddenBreakpoints &hidden, lldb::SBBreakpoint bre
 }
 
 std::vector<std::string> SteppedBreakpoints::userStopped(uint64_t pc) {
+  if (internal_.count(pc))
+    guardNewLocations();
   std::vector<std::string> stopped;
   for (auto [at, end] = guarded_.equal_range(pc); at != end; ++at) {
     Guarded &guarded = at->second;

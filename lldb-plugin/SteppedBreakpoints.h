@@ -11,7 +11,8 @@
 // owners, which drops a breakpoint LLDB has removed.
 // LLDB's internal breakpoints (the dynamic loader's, at _dl_debug_state, which every dlopen and
 // dlclose calls) never stop, so a step onto one went on through the call and the return: each
-// has a hidden owner too, and a stop there is the step's.
+// has a hidden owner too, and a stop there is the step's. At that stop LLDB has resolved the
+// user's breakpoints in a library just loaded: their new locations are guarded from then on.
 #pragma once
 
 #include "HiddenBreakpoints.h"
@@ -21,7 +22,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strobe::lldb_plugin {
@@ -47,13 +50,18 @@ private:
     bool removed;  // LLDB no longer has it
   };
 
-  // Hidden owners at each enabled location of `breakpoint`; `guard` says whether they are the
-  // user's, judged by userStopped().
-  void guard(HiddenBreakpoints &hidden, lldb::SBBreakpoint breakpoint, bool user);
+  // Guards the enabled locations of the user's breakpoints and LLDB's not guarded yet.
+  void guardNewLocations();
+  // A hidden owner at each enabled location of `breakpoint` not guarded yet; the user's
+  // (`user`) are judged by userStopped().
+  void guard(lldb::SBBreakpoint breakpoint, bool user);
 
+  HiddenBreakpoints &hidden_;
   lldb::SBTarget target_;
   std::vector<std::unique_ptr<Breakpoint>> stoppers_;
-  std::multimap<uint64_t, Guarded> guarded_; // by address
+  std::set<std::pair<lldb::break_id_t, lldb::break_id_t>> locations_; // guarded, user's or not
+  std::multimap<uint64_t, Guarded> guarded_;                          // the user's, by address
+  std::set<uint64_t> internal_; // addresses of LLDB's own breakpoints
 };
 
 } // namespace strobe::lldb_plugin

@@ -323,6 +323,20 @@ class StepTraceTest:
             returned = int(re.search(r"\s(0x[0-9a-f]+) <", lines[i + 2]).group(1), 16)
             self.assertEqual(returned - called, 5, lines[i:i + 3])  # the call's length
 
+    def test_a_breakpoint_in_a_library_loaded_during_the_trace_ends_it(self):
+        # The user's breakpoint on plugin_work waits for dlopen, mid-trace, to load its library.
+        # LLDB had stepped on through its hit: the new location had no hidden owner, and the stop
+        # there was taken for the step's.
+        out, lines = self.dumped(self.pending_breakpoints + [
+            "b plugin_work", "b before_load", "run", "finish",
+            "strobe step --until unloaded --quiet"], harness.fixture("unload"),
+            [harness.fixture("libunload_plugin.so")])
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; "
+                              r"breakpoint 1(\.1)?;")
+        rows = [line for line in lines if re.match(r"\s+\d+  0x", line)]
+        self.assertRegex(rows[-1], r"<main\+0x[0-9a-f]+>  call rbp\b", "the call into it last")
+        self.assertGreater(len(rows), 1000, "dlopen's instructions before it")
+
     def test_a_signal_handler_is_stepped_after_a_gap(self):
         # SIGALRM every 5 ms, which both debuggers pass without stopping. GDB had run each
         # handler inside its stepi, unrecorded; LLDB had recorded the interrupted instruction as
@@ -410,6 +424,7 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
     commands = staticmethod(harness.gdb)
     script = "python"
     delete_breakpoints = "delete"
+    pending_breakpoints = ["set breakpoint pending on"]  # else batch mode declines them
     read_pc = "x/i $pc"
     pc_pattern = r"=> (0x[0-9a-f]+)"
     # A software watchpoint is checked by GDB at every step, and listed at every stop.
@@ -523,6 +538,7 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
     commands = staticmethod(harness.lldb)
     script = "script"
     delete_breakpoints = "breakpoint delete -f"
+    pending_breakpoints = []
     read_pc = "register read pc"
     pc_pattern = r"rip = (0x[0-9a-f]+)"
     loop_head_breakpoints = (['br set -a "(char *)step_work + 27" -c "$rdx == 6"'],
