@@ -67,8 +67,10 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
     // An address with no code (a typo, *0) could only be reached by a crash: not a place to stop.
     std::erase_if(addresses, [&t](uint64_t address) { return t.readMemory(address, 1).empty(); });
     if (addresses.empty())
-      throw Failure(
-          fmt::format("no code at '{}'; give a FUNCTION, FILE:LINE or *ADDRESS", cmd.get("until")));
+      throw Failure(fmt::format("no code at '{}'; give a FUNCTION, FILE:LINE or *ADDRESS (a "
+                                "library not loaded yet has none: a breakpoint there, which "
+                                "waits for it, ends the trace)",
+                                cmd.get("until")));
     request.until.insert(addresses.begin(), addresses.end());
     if (!cmd.has("count"))
       request.count = kStepUntilLimit;

@@ -430,7 +430,8 @@ TEST(StepCommand, UntilAnAddressWithoutCodeIsRefused) {
   Session session(&machine, "fake");
   std::string out;
   EXPECT_FALSE(session.execute("step --until *0", out));
-  EXPECT_EQ(out, "error: no code at '*0'; give a FUNCTION, FILE:LINE or *ADDRESS\n");
+  EXPECT_EQ(out, "error: no code at '*0'; give a FUNCTION, FILE:LINE or *ADDRESS (a library not "
+                 "loaded yet has none: a breakpoint there, which waits for it, ends the trace)\n");
   EXPECT_EQ(machine.regs[kRip], 0x1000u) << "not one step taken";
   out.clear();
   ASSERT_TRUE(session.execute("step --until *0x1007 --quiet", out)) << out;
