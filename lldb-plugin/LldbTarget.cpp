@@ -802,7 +802,8 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     std::vector<uint64_t> regs;
     if (registersFromPrStatus(setup_.isa, serverSteps_->registers(), regs) &&
         !(stopMayFollow && stepMayEndAt(regs[table.pc], regs[table.sp], runStart_)) &&
-        !runEndsBefore(regs[table.pc], regs[table.systemCallNumber])) {
+        !runEndsBefore(regs[table.pc], regs[table.systemCallNumber]) &&
+        !unguardedLoaderLanding(regs[table.pc])) {
       if (serverSteps_->stepAgain())
         return landed();
       // The library passed the step's stop on (a signal, a trap, the thread's end), and LLDB's
@@ -822,6 +823,7 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     return std::nullopt;
   lldb::SBFrame frame = thread.GetFrameAtIndex(0);
   const uint64_t pc = frame.GetPC();
+  guardLoaderLanding(pc);
   if (atBreakpointByte(pc) || stepMayEndAt(pc, frame.GetSP(), pc) ||
       runEndsBefore(pc, registerOf(frame, "rax")))
     return std::nullopt;
@@ -833,6 +835,18 @@ std::optional<StopEvent> LldbTarget::stepInsideServer(uint64_t tid) {
     thread.StepInstruction(false, lldbStepError_);
   });
   return held ? landed() : endRun(tid);
+}
+
+std::optional<uint64_t> LldbTarget::unguardedLoaderLanding(uint64_t pc) {
+  if (!steppedBreakpoints_)
+    return std::nullopt;
+  return steppedBreakpoints_->unguardedLanding(pc,
+                                               [this](uint64_t at) { return instructionAt(at); });
+}
+
+void LldbTarget::guardLoaderLanding(uint64_t pc) {
+  if (const std::optional<uint64_t> landing = unguardedLoaderLanding(pc))
+    steppedBreakpoints_->guardInternal(*landing);
 }
 
 StopEvent LldbTarget::endRun(uint64_t tid) {
@@ -896,6 +910,7 @@ StopEvent LldbTarget::stepOnce(uint64_t tid) {
     if (std::optional<std::string> fork = forkNext(thread, *call))
       return {StopEvent::Kind::Other, tid, 0, 0, *fork};
   const uint64_t pc = thread.GetFrameAtIndex(0).GetPC();
+  guardLoaderLanding(pc);
   lldb::SBError error;
   {
     // Synchronous, so that the step's stop is nobody else's; the thread plan of `thread

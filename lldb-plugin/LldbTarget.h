@@ -191,6 +191,11 @@ private:
   // Whether one step of the instruction at `pc`, with the stack pointer `sp`, may end at `where`
   // (stepMayLandAt, from the process's memory); yes when the bytes are no instruction.
   bool stepMayEndAt(uint64_t pc, uint64_t sp, uint64_t where);
+  // Which of LLDB's own breakpoints (the loader's) a step at `pc` lands on that has no hidden
+  // owner yet (SteppedBreakpoints), if any: a run of steps ends before such a step.
+  std::optional<uint64_t> unguardedLoaderLanding(uint64_t pc);
+  // Gives it one, before a step at `pc` that LLDB makes or a run begins with.
+  void guardLoaderLanding(uint64_t pc);
   // Where a system call instruction at `pc` returns to; nullopt for another instruction.
   std::optional<uint64_t> afterSystemCallAt(uint64_t pc);
   // Whether a run of steps inside lldb-server ends before the instruction at `pc`, with system

@@ -1,8 +1,12 @@
 #include "SteppedBreakpoints.h"
 
+#include <lldb/API/SBAddress.h>
 #include <lldb/API/SBBreakpoint.h>
 #include <lldb/API/SBBreakpointLocation.h>
+#include <lldb/API/SBModule.h>
+#include <lldb/API/SBSection.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace strobe::lldb_plugin {
@@ -43,17 +47,58 @@ void SteppedBreakpoints::guard(lldb::SBBreakpoint breakpoint, bool user) {
         !locations_.emplace(breakpoint.GetID(), location.GetID()).second)
       continue;
     const uint64_t address = location.GetLoadAddress();
+    if (!user) {
+      if (internal_.insert(address).second)
+        noteModuleOf(location.GetAddress());
+      continue;
+    }
     if (std::unique_ptr<Breakpoint> stopper = hidden_.insert(target_, address, [](uint64_t) {}))
       stoppers_.push_back(std::move(stopper));
-    if (!user)
-      internal_.insert(address);
-    else
-      guarded_.emplace(address, Guarded{breakpoint.GetID(),
-                                        location.GetID(),
-                                        {location.GetHitCount(), location.GetIgnoreCount(),
-                                         breakpoint.GetIgnoreCount()},
-                                        false});
+    guarded_.emplace(address, Guarded{breakpoint.GetID(),
+                                      location.GetID(),
+                                      {location.GetHitCount(), location.GetIgnoreCount(),
+                                       breakpoint.GetIgnoreCount()},
+                                      false});
   }
+}
+
+void SteppedBreakpoints::noteModuleOf(lldb::SBAddress address) {
+  lldb::SBModule module = address.GetModule();
+  uint64_t start = UINT64_MAX, end = 0;
+  for (size_t i = 0; i < module.GetNumSections(); ++i) {
+    lldb::SBSection section = module.GetSectionAtIndex(i);
+    const uint64_t load = section.GetLoadAddress(target_);
+    if (load == LLDB_INVALID_ADDRESS)
+      continue;
+    start = std::min(start, load);
+    end = std::max(end, load + section.GetByteSize());
+  }
+  if (start < end)
+    internalModules_.emplace_back(start, end);
+}
+
+std::optional<uint64_t>
+SteppedBreakpoints::unguardedLanding(uint64_t pc, const InstructionAt &instructionAt) const {
+  if (std::none_of(internalModules_.begin(), internalModules_.end(),
+                   [pc](const auto &range) { return range.first <= pc && pc < range.second; }))
+    return std::nullopt;
+  const std::optional<InstructionInfo> insn = instructionAt(pc);
+  if (!insn)
+    return std::nullopt;
+  // Where it goes when it is certain; a breakpoint at a function's entry is reached by a call.
+  std::optional<uint64_t> landing = insn->target;
+  if (insn->kind == BranchKind::None)
+    landing = insn->address + insn->length;
+  if (!landing || !internal_.count(*landing) || internalGuarded_.count(*landing))
+    return std::nullopt;
+  return landing;
+}
+
+void SteppedBreakpoints::guardInternal(uint64_t address) {
+  if (!internalGuarded_.insert(address).second)
+    return;
+  if (std::unique_ptr<Breakpoint> stopper = hidden_.insert(target_, address, [](uint64_t) {}))
+    stoppers_.push_back(std::move(stopper));
 }
 
 std::vector<std::string> SteppedBreakpoints::userStopped(uint64_t pc) {

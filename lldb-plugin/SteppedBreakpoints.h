@@ -11,17 +11,22 @@
 // owners, which drops a breakpoint LLDB has removed.
 // LLDB's internal breakpoints (the dynamic loader's, at _dl_debug_state, which every dlopen and
 // dlclose calls) never stop, so a step onto one went on through the call and the return: each
-// has a hidden owner too, and a stop there is the step's. At that stop LLDB has resolved the
-// user's breakpoints in a library just loaded: their new locations are guarded from then on.
+// gets a hidden owner too, before the first step that lands there (a hidden owner takes a
+// breakpoint number, which most traces need not spend), and a stop there is the step's. At that
+// stop LLDB has resolved the user's breakpoints in a library just loaded: their new locations
+// are guarded from then on.
 #pragma once
 
 #include "HiddenBreakpoints.h"
+#include "isa/InstructionInfo.h"
 
 #include <lldb/API/SBTarget.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -37,6 +42,15 @@ public:
   // stopped it as LLDB would without the step ("2.1"); none, a stop for the step only.
   std::vector<std::string> userStopped(uint64_t pc);
 
+  // The instruction at an address, if it is one.
+  using InstructionAt = std::function<std::optional<InstructionInfo>(uint64_t)>;
+  // Which of LLDB's own breakpoints without a hidden owner a step of the instruction at `pc` goes
+  // to, if any. Decodes only inside the modules that hold such breakpoints (the loader).
+  std::optional<uint64_t> unguardedLanding(uint64_t pc, const InstructionAt &instructionAt) const;
+  // Gives LLDB's breakpoint at `address` its hidden owner. Not during a run of steps inside
+  // lldb-server, which keeps LLDB's API busy.
+  void guardInternal(uint64_t address);
+
 private:
   struct Counts {
     uint32_t hits = 0;
@@ -50,18 +64,22 @@ private:
     bool removed;  // LLDB no longer has it
   };
 
-  // Guards the enabled locations of the user's breakpoints and LLDB's not guarded yet.
+  // Guards the enabled locations of the user's breakpoints not guarded yet, and notes LLDB's.
   void guardNewLocations();
-  // A hidden owner at each enabled location of `breakpoint` not guarded yet; the user's
-  // (`user`) are judged by userStopped().
+  // Hidden owners at each enabled location of the user's `breakpoint` (`user`) not guarded yet,
+  // judged by userStopped(); LLDB's own are noted for guardInternal().
   void guard(lldb::SBBreakpoint breakpoint, bool user);
+  // Notes the load addresses of the module that holds `address`.
+  void noteModuleOf(lldb::SBAddress address);
 
   HiddenBreakpoints &hidden_;
   lldb::SBTarget target_;
   std::vector<std::unique_ptr<Breakpoint>> stoppers_;
-  std::set<std::pair<lldb::break_id_t, lldb::break_id_t>> locations_; // guarded, user's or not
+  std::set<std::pair<lldb::break_id_t, lldb::break_id_t>> locations_; // seen, user's or LLDB's
   std::multimap<uint64_t, Guarded> guarded_;                          // the user's, by address
-  std::set<uint64_t> internal_; // addresses of LLDB's own breakpoints
+  std::set<uint64_t> internal_;                                       // LLDB's own breakpoints
+  std::set<uint64_t> internalGuarded_;                                // those with a hidden owner
+  std::vector<std::pair<uint64_t, uint64_t>> internalModules_; // [start, end) of their modules
 };
 
 } // namespace strobe::lldb_plugin
