@@ -152,6 +152,12 @@ class StepTraceTest:
             with open(path) as f:
                 return out, f.read().splitlines()
 
+    def traced_to_unloaded(self, commands):
+        """dumped() of `commands`, then a trace of the unload fixture to `unloaded`, after its
+        library's dlclose."""
+        return self.dumped(commands + ["strobe step --until unloaded --quiet"],
+                           harness.fixture("unload"), [harness.fixture("libunload_plugin.so")])
+
     def test_a_thread_inside_a_system_call_is_named_before_the_wait(self):
         d = self.debugger
         with harness.Background(["sleep", "4"]) as process:
@@ -283,10 +289,7 @@ class StepTraceTest:
     def test_a_library_unloaded_during_the_trace_keeps_its_names(self):
         # The trace runs plugin_work, then dlclose, which unmaps its library; the debugger then
         # forgets the library's names. They had been looked up at the trace's end only.
-        out, lines = self.dumped(["b before_call", "run", "finish",
-                                  "strobe step --until unloaded --quiet"],
-                                 harness.fixture("unload"),
-                                 [harness.fixture("libunload_plugin.so")])
+        out, lines = self.traced_to_unloaded(["b before_call", "run", "finish"])
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; "
                               r"the pc reached 0x[0-9a-f]+;")
         rows = [re.match(r"\s+\d+  (0x[0-9a-f]+) (<[^>]*>)?", line) for line in lines]
@@ -307,10 +310,7 @@ class StepTraceTest:
         # that the library goes, then that it has gone. LLDB had taken a step onto it for that
         # breakpoint's hit, run the hit's callback, and gone on through the return: a gap of two
         # instructions each time, reported as a signal's delivery.
-        out, lines = self.dumped(["b before_call", "run", "finish",
-                                  "strobe step --until unloaded --quiet"],
-                                 harness.fixture("unload"),
-                                 [harness.fixture("libunload_plugin.so")])
+        out, lines = self.traced_to_unloaded(["b before_call", "run", "finish"])
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;(]*"
                               r"\(\d+ us each\); the pc reached 0x[0-9a-f]+;")
         self.assertFalse([line for line in lines if "(after a gap)" in line])
@@ -327,10 +327,8 @@ class StepTraceTest:
         # The user's breakpoint on plugin_work waits for dlopen, mid-trace, to load its library.
         # LLDB had stepped on through its hit: the new location had no hidden owner, and the stop
         # there was taken for the step's.
-        out, lines = self.dumped(self.pending_breakpoints + [
-            "b plugin_work", "b before_load", "run", "finish",
-            "strobe step --until unloaded --quiet"], harness.fixture("unload"),
-            [harness.fixture("libunload_plugin.so")])
+        out, lines = self.traced_to_unloaded(self.pending_breakpoints + [
+            "b plugin_work", "b before_load", "run", "finish"])
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; "
                               r"breakpoint 1(\.1)?;")
         rows = [line for line in lines if re.match(r"\s+\d+  0x", line)]
