@@ -110,12 +110,13 @@ std::vector<SubcommandSpec> build() {
        "A breakpoint that stops, a watchpoint, a signal that stops, an exec, an exit or\n"
        "(LLDB) a fork on the way ends the trace and reaches you as usual (the trace\n"
        "keeps the instruction that triggered a watchpoint); so does a pending breakpoint\n"
-       "in a library the trace loads. Ctrl-C ends it too, keeping the steps taken. A signal passed to the program without stopping is delivered\n"
-       "and its handler stepped: the state the delivery left is a record of its own,\n"
-       "shown '(after a gap)', not counted as an instruction. (GDB lets a thread the\n"
-       "traced one creates run while it attaches to it.) A clock read in the kernel's\n"
-       "vDSO may retry for ever under single steps (on a VM whose clock ticks faster\n"
-       "than it steps): strobe says so when a trace stays there.",
+       "in a library the trace loads. Ctrl-C ends it too, keeping the steps taken. A\n"
+       "signal passed to the program without stopping is delivered and its handler\n"
+       "stepped: the state the delivery left is a record of its own, shown '(after a\n"
+       "gap)', not counted as an instruction. (GDB lets a thread the traced one creates\n"
+       "run while it attaches to it.) A clock read in the kernel's vDSO may retry for\n"
+       "ever under single steps (on a VM whose clock ticks faster than it steps):\n"
+       "strobe says so when a trace stays there.",
        {{"count", 'n', "N", "instructions at most (default 1000; 1000000 with --until)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},
