@@ -310,7 +310,12 @@ class StepTraceTest:
         # that the library goes, then that it has gone. LLDB had taken a step onto it for that
         # breakpoint's hit, run the hit's callback, and gone on through the return: a gap of two
         # instructions each time, reported as a signal's delivery.
-        out, lines = self.traced_to_unloaded(["b before_call", "run", "finish"])
+        self.assert_loader_calls_stepped(*self.traced_to_unloaded(["b before_call", "run",
+                                                                     "finish"]))
+
+    def assert_loader_calls_stepped(self, out, lines):
+        """That the dlclose trace (`out`, its dump's `lines`) has no gap, and each of dlclose's
+        two calls of _dl_debug_state is followed by its `ret`, then by the caller."""
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;(]*"
                               r"\(\d+ us each\); the pc reached 0x[0-9a-f]+;")
         self.assertFalse([line for line in lines if "(after a gap)" in line])
@@ -564,6 +569,21 @@ class LldbStepTest(StepTraceTest, unittest.TestCase):
 
     def vector_reference(self, accesses, states):
         return self.reference_run(accesses, states, "mix", "vector", extended=True)
+
+    def test_the_dynamic_loaders_breakpoint_is_stepped_by_lldbs_own_steps_too(self):
+        # Without strobe's library in lldb-server (as behind a remote one) each step is LLDB's
+        # `thread step-inst`: the loader's breakpoint gets its hidden owner before that step too.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.txt")
+            rc, out = harness.lldb(["b before_call", "run", "finish",
+                                    "strobe step --until unloaded --quiet",
+                                    f"strobe dump --output {path}"], harness.fixture("unload"),
+                                   [harness.fixture("libunload_plugin.so")],
+                                   env={"STROBE_SERVER_TAP": "0"})
+            self.assertEqual(rc, 0, out)
+            with open(path) as f:
+                lines = f.read().splitlines()
+        self.assert_loader_calls_stepped(out, lines)
 
     def vector_runs(self):
         def run(tap):
