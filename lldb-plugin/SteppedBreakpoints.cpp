@@ -79,7 +79,9 @@ void SteppedBreakpoints::noteModuleOf(lldb::SBAddress address) {
 
 std::optional<uint64_t>
 SteppedBreakpoints::unguardedLanding(uint64_t pc, const InstructionAt &instructionAt) const {
-  if (std::none_of(internalModules_.begin(), internalModules_.end(),
+  // Once each has its owner, a run's steps through the loader need no decoding.
+  if (internalGuarded_.size() == internal_.size() ||
+      std::none_of(internalModules_.begin(), internalModules_.end(),
                    [pc](const auto &range) { return range.first <= pc && pc < range.second; }))
     return std::nullopt;
   const std::optional<InstructionInfo> insn = instructionAt(pc);

@@ -167,9 +167,9 @@ StepOutcome Stepper::run(const StepRequest &request) {
         }
       }
       outcome.trace.append(record);
-      if (seen.insert(record.regs[pcIndex]).second)
-        unnamed.push_back(record.regs[pcIndex]);
       const uint64_t at = record.regs[pcIndex];
+      if (seen.insert(at).second)
+        unnamed.push_back(at);
       inVdso = at >= request.vdso.first && at < request.vdso.second ? inVdso + 1 : 0;
       if (inVdso == kVdsoPatience && request.stuckInVdso)
         request.stuckInVdso();
