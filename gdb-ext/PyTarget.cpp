@@ -354,6 +354,12 @@ StopEvent PyTarget::stepInstruction(uint64_t tid) {
   return stopEvent(invoke("step_instruction", tid));
 }
 
+StopEvent PyTarget::runTo(uint64_t tid, uint64_t address) {
+  syncGdb();
+  py::gil_scoped_acquire gil;
+  return stopEvent(invoke("run_to", tid, address));
+}
+
 std::unique_ptr<Breakpoint> PyTarget::insertBreakpoint(uint64_t address,
                                                        BreakpointHandler handler) {
   py::gil_scoped_acquire gil;

@@ -74,6 +74,7 @@ public:
   std::unique_ptr<SteppingScope> beginStepping(uint64_t tid,
                                                const std::set<uint64_t> &until) override;
   StopEvent stepInstruction(uint64_t tid) override;
+  StopEvent runTo(uint64_t tid, uint64_t address) override;
   std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t address,
                                                BreakpointHandler handler) override;
   void print(std::string_view text) override;

@@ -927,6 +927,36 @@ StopEvent LldbTarget::stepOnce(uint64_t tid) {
   return stop;
 }
 
+StopEvent LldbTarget::runTo(uint64_t tid, uint64_t address) {
+  // LLDB's step that carries a run of steps inside lldb-server ends first, and may step on (see
+  // stepInsideServer): where its stop is not a step, that is the run's end too.
+  endHeldRun();
+  if (runEnd_)
+    return *std::exchange(runEnd_, std::nullopt);
+  lldb::SBProcess process = selectedProcess();
+  lldb::SBThread thread = process.GetThreadByID(tid);
+  if (!thread.IsValid())
+    return {StopEvent::Kind::Other, tid, 0, 0, "no thread " + std::to_string(tid)};
+  const StopEvent arrived{StopEvent::Kind::Step, tid, 0, 0, "ran to the address"};
+  if (thread.GetFrameAtIndex(0).GetPC() == address)
+    return arrived;
+  lldb::SBError error;
+  stepOutSince_ = std::chrono::steady_clock::now(); // Ctrl-C ends it (see beginStepping)
+  {
+    // The thread plan of `thread until --address` runs the thread alone. strobe's breakpoints
+    // it passes run their handlers and let it go on.
+    SynchronousExecution synchronous(debugger_);
+    thread.RunToAddress(address, error);
+  }
+  stepOutSince_ = std::chrono::steady_clock::time_point{};
+  if (stepInterrupted_.exchange(false))
+    throw Interrupted();
+  StopEvent stop = afterStep(process, thread, tid, error);
+  if (stop.kind == StopEvent::Kind::Step && thread.GetFrameAtIndex(0).GetPC() != address)
+    return {StopEvent::Kind::Other, tid, 0, 0, "the thread stopped short of where it ran to"};
+  return stop;
+}
+
 StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,
                                 const lldb::SBError &error) {
   if (error.Fail())

@@ -2,6 +2,7 @@
 #include "isa/StepLanding.h"
 #include "target/SystemCalls.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <set>
@@ -67,6 +68,53 @@ std::span<const uint8_t> Stepper::instructionAt(uint64_t pc) {
   return it->second;
 }
 
+std::optional<uint64_t> Stepper::returnOutOf(uint64_t tid, std::pair<uint64_t, uint64_t> code) {
+  constexpr unsigned kCallsDeep = 8; // a clock read's calls inside the vDSO
+  ThreadSnapshot unwound;
+  if (!target_.readThread(tid, kCallsDeep, unwound))
+    return std::nullopt;
+  auto outside = [&](uint64_t address) { return address < code.first || address >= code.second; };
+  auto caller = std::find_if(unwound.stack.begin() + std::min<size_t>(1, unwound.stack.size()),
+                             unwound.stack.end(), outside);
+  if (caller == unwound.stack.end())
+    return std::nullopt;
+  const uint64_t address = *caller;
+  for (size_t length = 1; length <= kLongestInstruction && length <= address; ++length) {
+    const std::vector<uint8_t> bytes = target_.readMemory(address - length, length);
+    const std::optional<InstructionInfo> insn = decoder_.decode(bytes, address - length);
+    if (insn && insn->length == length &&
+        (insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall))
+      return address;
+  }
+  return std::nullopt;
+}
+
+bool Stepper::runOut(uint64_t tid, uint64_t returnAddress, TraceRecord &previous,
+                     StepOutcome &outcome) {
+  const StopEvent stop = target_.runTo(tid, returnAddress);
+  const bool arrived = stop.kind == StopEvent::Kind::Step;
+  if (!arrived) {
+    outcome.userStop = stop;
+    outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
+    if (stop.kind == StopEvent::Kind::Exited || stop.kind == StopEvent::Kind::Exec)
+      return false;
+  }
+  TraceRecord record;
+  if (!readState(tid, record)) {
+    if (arrived)
+      throw std::runtime_error(
+          fmt::format("cannot read the registers of thread {} after a run", tid));
+    return false;
+  }
+  if (!arrived && record.regs == previous.regs && record.ext == previous.ext)
+    return false; // stopped before it ran anything
+  record.gap = true;
+  ++outcome.runsOut;
+  outcome.trace.append(record);
+  previous = std::move(record);
+  return arrived;
+}
+
 StepOutcome Stepper::run(const StepRequest &request) {
   StepOutcome outcome(StepTrace(isa_, request.tid, request.memory));
   const unsigned pcIndex = registerTable(isa_).pc;
@@ -84,14 +132,19 @@ StepOutcome Stepper::run(const StepRequest &request) {
       request.recordedPcs(unnamed);
     unnamed.clear();
   };
+  auto noteRecorded = [&](const TraceRecord &record) {
+    if (const uint64_t at = record.regs[pcIndex]; seen.insert(at).second)
+      unnamed.push_back(at);
+  };
   outcome.absentExtended = absentExtended_;
   uint64_t inVdso = 0; // steps in a row that landed inside request.vdso
+  // Where the call that entered the vDSO returns to, if a call did.
+  std::optional<uint64_t> vdsoReturn;
+  bool stuckTold = false;
 
   const std::unique_ptr<SteppingScope> stepping = target_.beginStepping(request.tid, request.until);
   try {
-    // The count is of instructions: the start and the moves are records of none.
-    auto stepped = [&] { return outcome.trace.size() - 1 - outcome.moves; };
-    while (stepped() < request.count) {
+    while (outcome.instructions() < request.count) {
       uint64_t pc = previous.regs[pcIndex];
       std::span<const uint8_t> bytes = instructionAt(pc);
       std::optional<InstructionInfo> insn = decoder_.decode(bytes, pc);
@@ -115,7 +168,7 @@ StepOutcome Stepper::run(const StepRequest &request) {
         }
       }
 
-      if (stepping && stepped() + 1 == request.count)
+      if (stepping && outcome.instructions() + 1 == request.count)
         stepping->lastStepNext();
       // Name what ran before its code can go: an exec gives the new program's code the old
       // one's addresses, and the debugger forgets an unmapped library's names (dlclose).
@@ -167,18 +220,34 @@ StepOutcome Stepper::run(const StepRequest &request) {
         }
       }
       outcome.trace.append(record);
+      noteRecorded(record);
       const uint64_t at = record.regs[pcIndex];
-      if (seen.insert(at).second)
-        unnamed.push_back(at);
-      inVdso = at >= request.vdso.first && at < request.vdso.second ? inVdso + 1 : 0;
-      if (inVdso == kVdsoPatience && request.stuckInVdso)
-        request.stuckInVdso();
+      const bool inside = at >= request.vdso.first && at < request.vdso.second;
+      if (inside && !inVdso)
+        vdsoReturn = !record.gap && (insn->kind == BranchKind::Call ||
+                                     insn->kind == BranchKind::IndirectCall)
+                         ? std::optional<uint64_t>(pc + insn->length)
+                         : std::nullopt;
+      inVdso = inside ? inVdso + 1 : 0;
       previous = std::move(record);
       if (!completed)
         break;
+      if (inVdso == kVdsoPatience && outcome.instructions() < request.count) {
+        if (!vdsoReturn) // the trace began inside
+          vdsoReturn = returnOutOf(request.tid, request.vdso);
+        if (!std::exchange(stuckTold, true) && request.stuckInVdso)
+          request.stuckInVdso(vdsoReturn.has_value());
+        if (vdsoReturn) {
+          const bool arrived = runOut(request.tid, *vdsoReturn, previous, outcome);
+          noteRecorded(previous);
+          if (!arrived)
+            break;
+          inVdso = 0;
+        }
+      }
 
-      if (request.progress && stepped() % kProgressEvery == 0)
-        request.progress(stepped());
+      if (request.progress && outcome.instructions() % kProgressEvery == 0)
+        request.progress(outcome.instructions());
       if (request.until.count(previous.regs[pcIndex])) {
         outcome.endReason = fmt::format("the pc reached {:#x}", previous.regs[pcIndex]);
         outcome.reachedUntil = true;

@@ -28,16 +28,22 @@ struct StepRequest {
   // them) and at the end: the caller names them while their code is there.
   std::function<void(std::span<const uint64_t>)> recordedPcs = {};
   // The kernel's vDSO, [first, second). A clock read there retries for as long as the clock's
-  // data changes under it, which a thread stepped one instruction at a time may never outrun:
-  // stuckInVdso is called once, when the trace has made kVdsoPatience steps in a row inside it.
+  // data changes under it, which a thread stepped one instruction at a time may never outrun.
+  // After kVdsoPatience steps in a row inside it, the Stepper runs the thread to the return of
+  // the call that entered it (Target::runTo; the debugger's unwinding says where, if the trace
+  // began inside) and records the state there as after a gap; where it knows no such return, it
+  // steps on. stuckInVdso is called the first time, with whether the Stepper runs the call out.
   std::pair<uint64_t, uint64_t> vdso = {0, 0};
-  std::function<void()> stuckInVdso = {};
+  std::function<void(bool runOut)> stuckInVdso = {};
 };
 
-inline constexpr uint64_t kVdsoPatience = 5000; // a clock read takes under a hundred
+inline constexpr uint64_t kVdsoPatience = 1000; // a clock read takes under a hundred
 
 struct StepOutcome {
   explicit StepOutcome(StepTrace trace) : trace(std::move(trace)) {}
+
+  // The instructions the trace records: the start, the moves and the runs out are records of none.
+  uint64_t instructions() const { return trace.size() - 1 - moves - runsOut; }
 
   StepTrace trace;
   // Why stepping ended: the count, the --until location, or a stop that is the user's (then
@@ -51,6 +57,9 @@ struct StepOutcome {
   // Records after a step that left the thread where its instruction cannot go (a signal's
   // delivery into its handler): they hold the state there, with no instruction, as after a gap.
   uint64_t moves = 0;
+  // Records after a call stuck in the vDSO was run out (see StepRequest::vdso): they hold the
+  // state at its return, as after a gap.
+  uint64_t runsOut = 0;
   // Extended registers the target does not have (LLDB reads no SVE target's v0-v31): the trace
   // holds them as 0.
   std::vector<std::string> absentExtended;
@@ -69,6 +78,14 @@ private:
   // delivered with the step moves it into the handler instead (LLDB may even run the handler's
   // first instruction in that step).
   bool landsThere(const InstructionInfo &insn, const TraceRecord &before, uint64_t pc);
+  // Where `tid` returns to out of the calls it is inside in `code`, [first, second), as the
+  // debugger unwinds them, if a call instruction ends there (an unwinding without the code's
+  // frame information may guess).
+  std::optional<uint64_t> returnOutOf(uint64_t tid, std::pair<uint64_t, uint64_t> code);
+  // Runs thread `tid` out of a call stuck in the vDSO, to `returnAddress`, and records the state
+  // it stops in as after a gap (into `previous` too). False when the run ended elsewhere: the
+  // stop is the user's (in `outcome`).
+  bool runOut(uint64_t tid, uint64_t returnAddress, TraceRecord &previous, StepOutcome &outcome);
 
   Target &target_;
   Isa isa_;

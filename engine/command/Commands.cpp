@@ -115,8 +115,9 @@ std::vector<SubcommandSpec> build() {
        "stepped: the state the delivery left is a record of its own, shown '(after a\n"
        "gap)', not counted as an instruction. (GDB lets a thread the traced one creates\n"
        "run while it attaches to it.) A clock read in the kernel's vDSO may retry for\n"
-       "ever under single steps (on a VM whose clock ticks faster than it steps):\n"
-       "strobe says so when a trace stays there.",
+       "ever under single steps (on a VM whose clock ticks faster than it steps): when a\n"
+       "trace stays there, strobe runs the call to its return unstepped, a gap in the\n"
+       "trace.",
        {{"count", 'n', "N", "instructions at most (default 1000; 1000000 with --until)", {}},
         {"until", 'u', "LOCATION", "step until the pc reaches FUNCTION, FILE:LINE or *ADDRESS", {}},
         {"memory", 'm', "", "also record the memory each instruction reads and writes", {}},

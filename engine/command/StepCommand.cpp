@@ -91,13 +91,15 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
   if (t.isHostProcess() && !t.isEmulated())
     if (std::optional<std::pair<uint64_t, uint64_t>> vdso = ProcessModules(t.pid(), {}).vdso()) {
       request.vdso = *vdso;
-      request.stuckInVdso = [&t] {
+      request.stuckInVdso = [&t](bool runOut) {
         t.print(fmt::format(
             "strobe: the thread has made {} steps in a row inside the kernel's vDSO: a clock read "
             "retries while the clock's data changes under it, which a single-stepped thread may "
-            "never outrun (on a VM whose clock ticks faster than it steps); Ctrl-C ends the trace "
-            "and keeps it ('finish' out of the call, then trace on)\n",
-            kVdsoPatience));
+            "never outrun (on a VM whose clock ticks faster than it steps); {}\n",
+            kVdsoPatience,
+            runOut ? "strobe runs each such call to its return unstepped, a gap in the trace"
+                   : "Ctrl-C ends the trace and keeps it ('finish' out of the call, then trace "
+                     "on)"));
       };
     }
   // The trace joins the capture of this process (heap events, say) while the process is there
@@ -123,9 +125,9 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
     outcome.endReason = fmt::format("{} was not reached in {}{}", cmd.get("until"),
                                     plural(request.count, "instruction"),
                                     cmd.has("count") ? "" : " (--count raises the limit)");
+  const uint64_t stepped = outcome.instructions();
   c.stepTraces.push_back(std::move(outcome.trace));
   const StepTrace &trace = c.stepTraces.back();
-  const uint64_t stepped = trace.size() - 1 - outcome.moves;
   if (!cmd.has("quiet"))
     out += renderStepTrace(c, trace);
   if (!outcome.absentExtended.empty())
@@ -133,7 +135,7 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
                        registerRuns(outcome.absentExtended),
                        outcome.absentExtended.size() > 1 ? "them" : "it");
   out += fmt::format(
-      "strobe: stepped {} of thread {} in {} ({:.0f} us each){}{}; {}; 'strobe "
+      "strobe: stepped {} of thread {} in {} ({:.0f} us each){}{}{}; {}; 'strobe "
       "dump' prints it, 'strobe save' keeps it\n",
       plural(stepped, "instruction"), trace.tid(), formatDuration(outcome.durationNs),
       stepped ? outcome.durationNs / 1e3 / stepped : 0.0,
@@ -144,6 +146,10 @@ void Session::Impl::step(const ParsedCommand &cmd, std::string &out) {
                                   "in the dump)",
                                   plural(outcome.moves, "time"))
                     : "",
+      outcome.runsOut ? fmt::format(", ran {} unstepped out of the vDSO ('(after a gap)' in the "
+                                    "dump)",
+                                    plural(outcome.runsOut, "clock read"))
+                      : "",
       outcome.endReason);
   if (outcome.userStop)
     out += heapAtProgramEnd(*outcome.userStop);

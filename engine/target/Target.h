@@ -173,6 +173,10 @@ public:
   // Kind::Step when it did; anything else (a signal, an exit, a user breakpoint) is returned as it
   // happened and is the user's.
   virtual StopEvent stepInstruction(uint64_t tid) = 0;
+  // Runs `tid` alone, every other thread stopped, until its pc reaches `address` (the instruction
+  // there not yet run): Kind::Step when it got there; anything else is the user's, as from
+  // stepInstruction(). For what single steps cannot get through (a clock read that retries).
+  virtual StopEvent runTo(uint64_t tid, uint64_t address) = 0;
   // stepInstruction() calls on `tid` follow, with reads of that thread and of memory between
   // them, until the returned scope goes: a front-end may keep the steps from the debugger
   // meanwhile (LLDB steps inside lldb-server). The Stepper stops after a step that lands at one

@@ -234,14 +234,40 @@ class GdbTarget:
 
     def step_instruction(self, tid):
         """One `stepi` of that thread alone, with GDB's printing of a plain step left out."""
+        return self._resume_alone(tid, "stepi", ("on", "step"))
+
+    def run_to(self, tid, address):
+        """That thread alone runs until its pc is `address` (Target::runTo). A signal GDB passes
+        without stopping is delivered on the way, its handler run too."""
+        try:
+            arrival = gdb.Breakpoint(f"*{address:#x}", internal=True, temporary=True)
+        except (gdb.error, RuntimeError) as error:
+            return StopKind.Other, tid, 0, 0, f"cannot run to {address:#x}: {error}"
+        arrival.silent = True
+        try:
+            while True:
+                stop = self._resume_alone(tid, "continue", ("on",))
+                frame = _selected_frame()
+                if stop[0] == StopKind.Step and (frame is None or frame.pc() != address):
+                    return StopKind.Other, tid, 0, 0, "the thread stopped short of where it ran to"
+                if stop[0] != StopKind.Delivering:
+                    return stop
+        finally:
+            if arrival.is_valid():
+                arrival.delete()
+            self.invalidate_step_guard()
+
+    def _resume_alone(self, tid, command, locked):
+        """`command` resumes that thread alone (scheduler-locking one of `locked` for it), GDB's
+        printing of a plain stop left out: the engine's tuple for its stop."""
         thread = self._thread_of(tid)
         if thread is None:
-            return StopKind.Other, tid, 0, 0, f"no thread {tid} to step"
+            return StopKind.Other, tid, 0, 0, f"no thread {tid} to resume"
         self._select(thread)
         locking = gdb.parameter("scheduler-locking")
         quiet = gdb.parameter("suppress-cli-notifications")
-        if locking not in ("on", "step"):
-            gdb.execute("set scheduler-locking step", to_string=True)
+        if locking not in locked:
+            gdb.execute(f"set scheduler-locking {locked[0]}", to_string=True)
         gdb.execute("set suppress-cli-notifications on", to_string=True)
         self._last_stop = None
         self._stepping = {b.number: (b.hit_count, b.ignore_count) for b in gdb.breakpoints()}
@@ -252,14 +278,14 @@ class GdbTarget:
         headers = {b.number: _stop_header(b) for b in gdb.breakpoints()
                    if b.type == gdb.BP_BREAKPOINT and b.number > 0}
         try:
-            gdb.execute("stepi", to_string=True)
+            gdb.execute(command, to_string=True)
         except gdb.error as error:
             self._last_stop = self._last_stop or (StopKind.Other, tid, 0, 0, str(error))
         finally:
             self._stepping = None
             gdb.execute(f"set suppress-cli-notifications {'on' if quiet else 'off'}",
                         to_string=True)
-            if locking not in ("on", "step"):
+            if locking not in locked:
                 try:
                     gdb.execute(f"set scheduler-locking {locking}", to_string=True)
                 except gdb.error:

@@ -142,6 +142,9 @@ public:
   StopEvent stepInstruction(uint64_t tid) override {
     return {StopEvent::Kind::Exited, tid, 0, 0, "the fake process has no code to step"};
   }
+  StopEvent runTo(uint64_t tid, uint64_t) override {
+    return {StopEvent::Kind::Exited, tid, 0, 0, "the fake process has no code to run"};
+  }
   std::unique_ptr<Breakpoint> insertBreakpoint(uint64_t, BreakpointHandler) override {
     return nullptr;
   }

@@ -310,9 +310,141 @@ TEST(Stepper, ALoopThatStaysInsideTheVdsoIsToldOfOnce) {
     StepRequest request{1001, 2 * kVdsoPatience + 10, {}, false, {}};
     request.vdso = vdso;
     int calls = 0;
-    request.stuckInVdso = [&calls] { ++calls; };
-    Stepper(machine).run(request);
+    request.stuckInVdso = [&calls](bool runOut) {
+      ++calls;
+      EXPECT_FALSE(runOut); // the trace began inside: no call's return to run to
+    };
+    const StepOutcome out = Stepper(machine).run(request);
     EXPECT_EQ(calls, told) << std::hex << vdso.first;
+    EXPECT_EQ(out.runsOut, 0u);
+    EXPECT_TRUE(out.countReached);
+  }
+}
+
+namespace {
+
+// A clock read that never ends under single steps: `call 0x7000` at 0x1000, `jmp 0x1000` at
+// 0x1005, and in the vDSO at 0x7000 `jmp 0x7000`. Run to its return, it returns 42.
+class StuckClockMachine : public Machine {
+public:
+  static constexpr unsigned kRsp = 7;
+  std::vector<std::pair<uint64_t, uint64_t>> runs; // (tid, address) of each runTo()
+  std::optional<StopEvent> runStop;                // what a run ends with instead of arriving
+  std::vector<uint64_t> unwound;                   // the debugger's unwinding: stack[1...]
+
+  StuckClockMachine() {
+    const uint8_t code[] = {0xe8, 0xfb, 0x5f, 0x00, 0x00, 0xeb, 0xf9};
+    for (size_t i = 0; i < sizeof code; ++i)
+      memory[0x1000 + i] = code[i];
+    memory[0x7000] = 0xeb;
+    memory[0x7001] = 0xfe;
+    regs[kRip] = 0x1000;
+    regs[kRsp] = 0x9000;
+  }
+  bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) override {
+    Machine::readThread(tid, depth, out);
+    for (size_t k = 0; k < unwound.size() && out.stack.size() < depth; ++k)
+      out.stack.push_back(unwound[k]);
+    return true;
+  }
+  StopEvent stepInstruction(uint64_t tid) override {
+    if (regs[kRip] == 0x1000) {
+      regs[kRsp] -= 8;
+      for (int i = 0; i < 8; ++i)
+        memory[regs[kRsp] + i] = static_cast<uint8_t>(0x1005 >> (8 * i));
+      regs[kRip] = 0x7000;
+    } else if (regs[kRip] == 0x1005) {
+      regs[kRip] = 0x1000;
+    }
+    return {StopEvent::Kind::Step, tid, 0, 0, ""};
+  }
+  StopEvent runTo(uint64_t tid, uint64_t address) override {
+    runs.emplace_back(tid, address);
+    regs[kRax] = 42;
+    if (runStop)
+      return *runStop;
+    regs[kRip] = address;
+    regs[kRsp] += 8;
+    return {StopEvent::Kind::Step, tid, 0, 0, ""};
+  }
+};
+
+StepRequest stuckClockRequest(uint64_t count, int &told, bool runOut = true) {
+  StepRequest request{1001, count, {}, false, {}};
+  request.vdso = {0x7000, 0x8000};
+  request.stuckInVdso = [&told, runOut](bool willRunOut) {
+    ++told;
+    EXPECT_EQ(willRunOut, runOut);
+  };
+  return request;
+}
+
+} // namespace
+
+// After kVdsoPatience steps inside the vDSO, each call stuck there is run to the return address
+// its call pushed, and the state there is a record as after a gap, of no instruction. The user
+// is told once.
+TEST(Stepper, ACallStuckInsideTheVdsoIsRunToItsReturnAsAGap) {
+  StuckClockMachine machine;
+  int told = 0;
+  const StepOutcome out = Stepper(machine).run(stuckClockRequest(2 * kVdsoPatience + 2, told));
+  EXPECT_EQ(told, 1);
+  EXPECT_EQ(machine.runs, (std::vector<std::pair<uint64_t, uint64_t>>(2, {1001, 0x1005})));
+  EXPECT_EQ(out.runsOut, 2u);
+  EXPECT_TRUE(out.countReached);
+  const std::vector<TraceRecord> records = out.trace.records();
+  // the start; the call, kVdsoPatience - 1 jumps in place, the run's record; the jump back; again
+  ASSERT_EQ(records.size(), 1 + 2 * (kVdsoPatience + 2));
+  for (size_t at : {kVdsoPatience + 1, 2 * kVdsoPatience + 3}) {
+    SCOPED_TRACE(at);
+    EXPECT_EQ(records[at - 1].regs[kRip], 0x7000u);
+    EXPECT_EQ(records[at - 1].instruction, (std::vector<uint8_t>{0xeb, 0xfe}));
+    EXPECT_TRUE(records[at].gap);
+    EXPECT_TRUE(records[at].instruction.empty());
+    EXPECT_EQ(records[at].regs[kRip], 0x1005u);
+    EXPECT_EQ(records[at].regs[kRax], 42u);
+    EXPECT_FALSE(records[at + 1].gap);
+    EXPECT_EQ(records[at + 1].instruction, (std::vector<uint8_t>{0xeb, 0xf9}));
+  }
+}
+
+// A trace that begins inside the vDSO runs out to the first return address out of it that the
+// debugger's unwinding gives, where a call instruction ends; it takes no other.
+TEST(Stepper, ATraceThatBeginsInsideTheVdsoRunsOutWhereTheUnwindingSaysACallReturns) {
+  using Stack = std::vector<uint64_t>;
+  for (const auto &[unwound, runs] :
+       {std::pair{Stack{0x1005}, size_t{1}}, std::pair{Stack{0x7010, 0x1005}, size_t{1}},
+        std::pair{Stack{0x1007}, size_t{0}}, std::pair{Stack{0x7010}, size_t{0}}}) {
+    SCOPED_TRACE(::testing::PrintToString(unwound));
+    StuckClockMachine machine;
+    machine.regs[kRip] = 0x7000;
+    machine.unwound = unwound;
+    int told = 0;
+    const StepOutcome out =
+        Stepper(machine).run(stuckClockRequest(kVdsoPatience + 5, told, runs != 0));
+    EXPECT_EQ(told, 1);
+    EXPECT_EQ(machine.runs, (std::vector<std::pair<uint64_t, uint64_t>>(runs, {1001, 0x1005})));
+    EXPECT_EQ(out.runsOut, runs);
+  }
+}
+
+// A run that stops elsewhere (a signal that stops, an exit) ends the trace with that stop, the
+// user's; the state it stopped in, where there is one, is the last record.
+TEST(Stepper, ARunOutOfTheVdsoThatStopsElsewhereEndsTheTraceForTheUser) {
+  for (const StopEvent::Kind kind : {StopEvent::Kind::Signal, StopEvent::Kind::Exited}) {
+    StuckClockMachine machine;
+    machine.runStop = StopEvent{kind, 1001, 11, 0, "signal SIGSEGV"};
+    int told = 0;
+    const StepOutcome out = Stepper(machine).run(stuckClockRequest(5 * kVdsoPatience, told));
+    ASSERT_TRUE(out.userStop);
+    EXPECT_EQ(out.userStop->kind, kind);
+    EXPECT_EQ(out.endReason, "signal SIGSEGV");
+    const std::vector<TraceRecord> records = out.trace.records();
+    const bool recorded = kind == StopEvent::Kind::Signal;
+    EXPECT_EQ(out.runsOut, recorded ? 1u : 0u);
+    ASSERT_EQ(records.size(), 1 + kVdsoPatience + (recorded ? 1 : 0));
+    EXPECT_EQ(records.back().gap, recorded);
+    EXPECT_EQ(records.back().regs[kRax], recorded ? 42u : 0u);
   }
 }
 
