@@ -368,6 +368,67 @@ class StepTraceTest:
         for line in followed:
             self.assertRegex(line, r"^\s+\d+  0x[0-9a-f]+ <on_alarm>  ")
 
+    def check_clock_reads_run_out(self, out, lines, vdso):
+        """Asserts that a trace through the clocks fixture's reads (`strobe step` output, `strobe
+        dump` lines) stayed inside the vDSO, [vdso[0], vdso[1]), for 1000 steps in a row at most,
+        and that each stay ended at the one call's return address, after the gap of a run out or
+        stepped there. Returns how many stays ended."""
+        ran = re.search(r", ran (\d+) clock reads? unstepped out of the vDSO \('\(after a gap\)' in "
+                        r"the dump\)", out)
+        gaps = [line for line in lines if re.match(r"\s+\d+  \(after a gap\)", line)]
+        self.assertEqual(len(gaps), int(ran.group(1)) if ran else 0, out)
+        pcs = []  # of each record's instruction; None for a gap
+        for line in lines:
+            if record := re.match(r"\s+\d+  (0x[0-9a-f]+) ", line):
+                pcs.append(int(record.group(1), 16))
+            elif re.match(r"\s+\d+  \(after a gap\)", line):
+                pcs.append(None)
+        returns, stay = [], 0
+        for k, pc in enumerate(pcs):
+            if pc is not None and vdso[0] <= pc < vdso[1]:
+                stay += 1
+                self.assertLessEqual(stay, 1000,
+                                     f"record {k + 1}: still in the vDSO\n{out[-3000:]}")
+                continue
+            if stay and pc is None:  # a run out: the next record is at its return
+                after = int(re.search(r" rip=(0x[0-9a-f]+)", gaps.pop(0)).group(1), 16)
+                if k + 1 < len(pcs):
+                    self.assertEqual(pcs[k + 1], after)
+                returns.append(after)
+            elif stay:
+                returns.append(pc)
+            stay = 0
+        self.assertEqual(gaps, [], "every gap is a run out of the vDSO")
+        self.assertEqual(len(set(returns)), 1, returns)
+        return len(returns)
+
+    def test_a_clock_read_single_steps_cannot_end_is_run_out(self):
+        # On a VM whose clock data changes under single steps (kvm-clock here) the vDSO's read
+        # retries for ever: the trace had never reached after_clocks.
+        out, lines = self.dumped(["b read_clocks", "run",
+                                  "strobe step --until after_clocks --quiet"],
+                                 harness.fixture("clocks"), ["3"])
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^;]*; the pc "
+                              r"reached 0x[0-9a-f]+;")
+        vdso = re.search(r"clocks: vdso (0x[0-9a-f]+)-(0x[0-9a-f]+)", out)
+        self.assertIsNotNone(vdso, out)
+        self.assertEqual(self.check_clock_reads_run_out(
+            out, lines, (int(vdso.group(1), 16), int(vdso.group(2), 16))), 3)
+
+    def test_a_trace_attached_inside_a_clock_read_runs_it_out(self):
+        # The process reads the clock all the time: attached, it is most likely inside the vDSO,
+        # where the trace begins with no call of its own to return from.
+        d = self.debugger
+        with harness.Background([harness.fixture("clocks"), "2000000000"]) as process:
+            with open(f"/proc/{process.pid}/maps") as maps:
+                vdso = next(tuple(int(a, 16) for a in line.split()[0].split("-"))
+                            for line in maps if "[vdso]" in line)
+            out, lines = self.dumped([d.attach(process.pid), "strobe step --count 3000 --quiet"],
+                                     None, ())
+        self.assertRegex(out, r"strobe: stepped 3000 instructions of thread \d+ in [^;]*; the "
+                              r"count was reached;")
+        self.assertGreaterEqual(self.check_clock_reads_run_out(out, lines, vdso), 2)
+
     def test_a_fork_never_lets_the_process_run_free(self):
         # execs forks a child that exits at once, then waits for it. LLDB had taken the fork's
         # stop for one to resume from: the process ran free to its end, the trace cut short. GDB
