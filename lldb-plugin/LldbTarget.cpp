@@ -943,8 +943,8 @@ StopEvent LldbTarget::runTo(uint64_t tid, uint64_t address) {
   lldb::SBError error;
   stepOutSince_ = std::chrono::steady_clock::now(); // Ctrl-C ends it (see beginStepping)
   {
-    // The thread plan of `thread until --address` runs the thread alone. strobe's breakpoints
-    // it passes run their handlers and let it go on.
+    // RunToAddress's thread plan stops the other threads. strobe's breakpoints the thread
+    // passes run their handlers and let it go on.
     SynchronousExecution synchronous(debugger_);
     thread.RunToAddress(address, error);
   }
