@@ -82,8 +82,7 @@ std::optional<uint64_t> Stepper::returnOutOf(uint64_t tid, std::pair<uint64_t, u
   for (size_t length = 1; length <= kLongestInstruction && length <= address; ++length) {
     const std::vector<uint8_t> bytes = target_.readMemory(address - length, length);
     const std::optional<InstructionInfo> insn = decoder_.decode(bytes, address - length);
-    if (insn && insn->length == length &&
-        (insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall))
+    if (insn && insn->length == length && isCall(insn->kind))
       return address;
   }
   return std::nullopt;
@@ -224,10 +223,8 @@ StepOutcome Stepper::run(const StepRequest &request) {
       const uint64_t at = record.regs[pcIndex];
       const bool inside = at >= request.vdso.first && at < request.vdso.second;
       if (inside && !inVdso)
-        vdsoReturn = !record.gap && (insn->kind == BranchKind::Call ||
-                                     insn->kind == BranchKind::IndirectCall)
-                         ? std::optional<uint64_t>(pc + insn->length)
-                         : std::nullopt;
+        vdsoReturn = !record.gap && isCall(insn->kind) ? std::optional<uint64_t>(pc + insn->length)
+                                                       : std::nullopt;
       inVdso = inside ? inVdso + 1 : 0;
       previous = std::move(record);
       if (!completed)

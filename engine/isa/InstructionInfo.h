@@ -26,6 +26,11 @@ enum class BranchKind : uint8_t {
   Syscall,         // syscall, int 0x80; svc: like a call, execution resumes after it
 };
 
+// A call, direct or indirect: it returns to the instruction after it.
+constexpr bool isCall(BranchKind kind) {
+  return kind == BranchKind::Call || kind == BranchKind::IndirectCall;
+}
+
 // How an AArch64 access updates its base register.
 enum class Writeback : uint8_t {
   None,

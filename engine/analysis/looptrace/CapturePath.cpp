@@ -47,8 +47,7 @@ CallEvidence callEvidence(const Capture &capture, CaptureAnnotator &annotator) {
       std::optional<uint64_t> callee = annotator.codedFunctionAt(inCallee);
       const bool codeTells = call->kind == BranchKind::Call && call->target &&
                              annotator.codedFunctionAt(*call->target) == callee;
-      if (callee && !codeTells &&
-          (call->kind == BranchKind::IndirectCall || call->kind == BranchKind::Call))
+      if (callee && !codeTells && isCall(call->kind))
         ++seen[call->address][*callee];
     }
   }
@@ -177,8 +176,7 @@ void walkRebuiltLoop(const Capture &capture, CaptureAnnotator &annotator, LoopRe
     };
     if (insn->kind == BranchKind::IndirectJump) // a tail call it followed keeps the call site
       return nextUnder(step.callSite) ? std::nullopt : step.callSite;
-    if ((insn->kind == BranchKind::Call || insn->kind == BranchKind::IndirectCall) &&
-        !nextUnder(step.pc))
+    if (isCall(insn->kind) && !nextUnder(step.pc))
       return step.pc;
     return std::nullopt;
   };

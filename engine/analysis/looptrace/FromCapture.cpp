@@ -38,8 +38,7 @@ LoopTarget targetOf(const ControlFlowGraph &cfg, std::span<const uint64_t> addre
   target.instructions.assign(addresses.begin(), addresses.end());
   target.own.insert(addresses.begin(), addresses.end());
   for (const CfgInstruction &insn : cfg.instructions())
-    if (target.own.count(insn.address) &&
-        (insn.kind == BranchKind::Call || insn.kind == BranchKind::IndirectCall))
+    if (target.own.count(insn.address) && isCall(insn.kind))
       target.callReturns.insert(insn.address + insn.length);
   return target;
 }
