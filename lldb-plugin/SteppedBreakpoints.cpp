@@ -52,8 +52,7 @@ void SteppedBreakpoints::guard(lldb::SBBreakpoint breakpoint, bool user) {
         noteModuleOf(location.GetAddress());
       continue;
     }
-    if (std::unique_ptr<Breakpoint> stopper = hidden_.insert(target_, address, [](uint64_t) {}))
-      stoppers_.push_back(std::move(stopper));
+    addStopper(address);
     guarded_.emplace(address, Guarded{breakpoint.GetID(),
                                       location.GetID(),
                                       {location.GetHitCount(), location.GetIgnoreCount(),
@@ -97,8 +96,11 @@ SteppedBreakpoints::unguardedLanding(uint64_t pc, const InstructionAt &instructi
 }
 
 void SteppedBreakpoints::guardInternal(uint64_t address) {
-  if (!internalGuarded_.insert(address).second)
-    return;
+  if (internalGuarded_.insert(address).second)
+    addStopper(address);
+}
+
+void SteppedBreakpoints::addStopper(uint64_t address) {
   if (std::unique_ptr<Breakpoint> stopper = hidden_.insert(target_, address, [](uint64_t) {}))
     stoppers_.push_back(std::move(stopper));
 }

@@ -69,6 +69,8 @@ private:
   // Hidden owners at each enabled location of the user's `breakpoint` (`user`) not guarded yet,
   // judged by userStopped(); LLDB's own are noted for guardInternal().
   void guard(lldb::SBBreakpoint breakpoint, bool user);
+  // A hidden owner at `address`, with nothing to do at its hits but stop the step.
+  void addStopper(uint64_t address);
   // Notes the load addresses of the module that holds `address`.
   void noteModuleOf(lldb::SBAddress address);
 
