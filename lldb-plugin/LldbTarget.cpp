@@ -951,10 +951,7 @@ StopEvent LldbTarget::runTo(uint64_t tid, uint64_t address) {
   stepOutSince_ = std::chrono::steady_clock::time_point{};
   if (stepInterrupted_.exchange(false))
     throw Interrupted();
-  StopEvent stop = afterStep(process, thread, tid, error);
-  if (stop.kind == StopEvent::Kind::Step && thread.GetFrameAtIndex(0).GetPC() != address)
-    return {StopEvent::Kind::Other, tid, 0, 0, "the thread stopped short of where it ran to"};
-  return stop;
+  return afterStep(process, thread, tid, error);
 }
 
 StopEvent LldbTarget::afterStep(lldb::SBProcess &process, lldb::SBThread &thread, uint64_t tid,

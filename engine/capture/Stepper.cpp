@@ -90,23 +90,24 @@ std::optional<uint64_t> Stepper::returnOutOf(uint64_t tid, std::pair<uint64_t, u
 
 bool Stepper::runOut(uint64_t tid, uint64_t returnAddress, TraceRecord &previous,
                      StepOutcome &outcome) {
-  const StopEvent stop = target_.runTo(tid, returnAddress);
+  StopEvent stop = target_.runTo(tid, returnAddress);
+  TraceRecord record;
+  const bool readable = stop.kind != StopEvent::Kind::Exited &&
+                        stop.kind != StopEvent::Kind::Exec && readState(tid, record);
+  if (stop.kind == StopEvent::Kind::Step) {
+    if (!readable)
+      throw std::runtime_error(
+          fmt::format("cannot read the registers of thread {} after a run", tid));
+    if (record.regs[registerTable(isa_).pc] != returnAddress)
+      stop = {StopEvent::Kind::Other, tid, 0, 0, "the thread stopped short of where it ran to"};
+  }
   const bool arrived = stop.kind == StopEvent::Kind::Step;
   if (!arrived) {
     outcome.userStop = stop;
     outcome.endReason = stop.description.empty() ? "the process stopped" : stop.description;
-    if (stop.kind == StopEvent::Kind::Exited || stop.kind == StopEvent::Kind::Exec)
-      return false;
+    if (!readable || (record.regs == previous.regs && record.ext == previous.ext))
+      return false; // nothing left, or stopped before it ran anything
   }
-  TraceRecord record;
-  if (!readState(tid, record)) {
-    if (arrived)
-      throw std::runtime_error(
-          fmt::format("cannot read the registers of thread {} after a run", tid));
-    return false;
-  }
-  if (!arrived && record.regs == previous.regs && record.ext == previous.ext)
-    return false; // stopped before it ran anything
   record.gap = true;
   ++outcome.runsOut;
   outcome.trace.append(record);

@@ -174,8 +174,9 @@ public:
   // happened and is the user's.
   virtual StopEvent stepInstruction(uint64_t tid) = 0;
   // Runs `tid` alone, every other thread stopped, until its pc reaches `address` (the instruction
-  // there not yet run): Kind::Step when it got there; anything else is the user's, as from
-  // stepInstruction(). For what single steps cannot get through (a clock read that retries).
+  // there not yet run): Kind::Step when the run ended without a stop of its own (the caller
+  // checks the pc); anything else is the user's, as from stepInstruction(). For what single
+  // steps cannot get through (a clock read that retries).
   virtual StopEvent runTo(uint64_t tid, uint64_t address) = 0;
   // stepInstruction() calls on `tid` follow, with reads of that thread and of memory between
   // them, until the returned scope goes: a front-end may keep the steps from the debugger

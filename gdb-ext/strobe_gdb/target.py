@@ -247,9 +247,6 @@ class GdbTarget:
         try:
             while True:
                 stop = self._resume_alone(tid, "continue", ("on",))
-                frame = _selected_frame()
-                if stop[0] == StopKind.Step and (frame is None or frame.pc() != address):
-                    return StopKind.Other, tid, 0, 0, "the thread stopped short of where it ran to"
                 if stop[0] != StopKind.Delivering:
                     return stop
         finally:

@@ -330,6 +330,7 @@ public:
   static constexpr unsigned kRsp = 7;
   std::vector<std::pair<uint64_t, uint64_t>> runs; // (tid, address) of each runTo()
   std::optional<StopEvent> runStop;                // what a run ends with instead of arriving
+  bool runEndsShort = false;                       // a run reports a plain end, elsewhere
   std::vector<uint64_t> unwound;                   // the debugger's unwinding: stack[1...]
 
   StuckClockMachine() {
@@ -363,7 +364,7 @@ public:
     regs[kRax] = 42;
     if (runStop)
       return *runStop;
-    regs[kRip] = address;
+    regs[kRip] = runEndsShort ? 0x7001 : address;
     regs[kRsp] += 8;
     return {StopEvent::Kind::Step, tid, 0, 0, ""};
   }
@@ -426,6 +427,23 @@ TEST(Stepper, ATraceThatBeginsInsideTheVdsoRunsOutWhereTheUnwindingSaysACallRetu
     EXPECT_EQ(machine.runs, (std::vector<std::pair<uint64_t, uint64_t>>(runs, {1001, 0x1005})));
     EXPECT_EQ(out.runsOut, runs);
   }
+}
+
+// A run the front-end reports as ended, but short of the return address, is a stop of the
+// user's: the trace ends there, with the state there.
+TEST(Stepper, ARunOutOfTheVdsoThatEndsShortEndsTheTraceThere) {
+  StuckClockMachine machine;
+  machine.runEndsShort = true;
+  int told = 0;
+  const StepOutcome out = Stepper(machine).run(stuckClockRequest(5 * kVdsoPatience, told));
+  ASSERT_TRUE(out.userStop);
+  EXPECT_EQ(out.userStop->kind, StopEvent::Kind::Other);
+  EXPECT_EQ(out.endReason, "the thread stopped short of where it ran to");
+  EXPECT_EQ(out.runsOut, 1u);
+  const std::vector<TraceRecord> records = out.trace.records();
+  ASSERT_EQ(records.size(), 1 + kVdsoPatience + 1);
+  EXPECT_TRUE(records.back().gap);
+  EXPECT_EQ(records.back().regs[kRip], 0x7001u);
 }
 
 // A run that stops elsewhere (a signal that stops, an exit) ends the trace with that stop, the
