@@ -373,8 +373,8 @@ class StepTraceTest:
         dump` lines) stayed inside the vDSO, [vdso[0], vdso[1]), for 1000 steps in a row at most,
         and that each stay ended at the one call's return address, after the gap of a run out or
         stepped there. Returns how many stays ended."""
-        ran = re.search(r", ran (\d+) clock reads? unstepped out of the vDSO \('\(after a gap\)' in "
-                        r"the dump\)", out)
+        ran = re.search(r", ran (\d+) clock reads? unstepped out of the vDSO "
+                        r"\('\(after a gap\)' in the dump\)", out)
         gaps = [line for line in lines if re.match(r"\s+\d+  \(after a gap\)", line)]
         self.assertEqual(len(gaps), int(ran.group(1)) if ran else 0, out)
         pcs = []  # of each record's instruction; None for a gap
