@@ -19,6 +19,8 @@ public:
   NextPc(const NextPc &) = delete;
   NextPc &operator=(const NextPc &) = delete;
 
+  // Whether it answers for any instruction of its ISA.
+  bool modelled() const { return handle_ != 0; }
   // Every pc the instruction in `code` (at `pc`) can leave the thread at, given its registers
   // (engine order); nullopt when the instruction is one to leave to GDB: system calls, traps,
   // privileged or undecodable instructions, and every instruction of an ISA this does not model.

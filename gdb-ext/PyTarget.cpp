@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace py = pybind11;
 
@@ -171,16 +172,21 @@ NativeTracee *PyTarget::native() {
 }
 
 void PyTarget::syncGdb() {
+  if (remote_)
+    remote_->forget(); // GDB is about to act: what it does moves the thread under the tracee
   if (!gdbStale_)
     return;
   gdbStale_ = false;
-  call<void>("refresh_registers");
+  // gdbserver's current thread is the one stepped with packets, whichever GDB believes it is.
+  call<void>("refresh_registers", std::exchange(remoteTid_, 0));
 }
 
 bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out) {
   if (routine_.active())
     return routine_.readThread(tid, stackDepth, out, native_->stack());
   routine_.noteDepth(stackDepth);
+  if (remote_ && remote_->readThread(tid, stackDepth, out))
+    return true;
   if (NativeTracee *native = this->native(); native && native->readThread(tid, stackDepth, out))
     return true;
   syncGdb();
@@ -196,6 +202,8 @@ bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out
 }
 
 bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
+  if (remote_ && remote_->readExtended(tid, out))
+    return true;
   if (NativeTracee *native = this->native(); native && native->readExtended(tid, out))
     return true;
   syncGdb();
@@ -322,22 +330,87 @@ void PyTarget::resumeInBackground() {
 
 bool PyTarget::isRunning() { return call<bool>("is_running"); }
 
+std::unique_ptr<RemoteTracee> PyTarget::remoteTracee() {
+  using Places = std::vector<std::pair<size_t, size_t>>;
+  py::gil_scoped_acquire gil;
+  py::object layout = invoke("remote_layout");
+  if (layout.is_none())
+    return nullptr;
+  auto [prefix, regs, extended] = layout.cast<std::tuple<std::string, Places, Places>>();
+  RemoteTracee::Layout where{prefix, {}, {}};
+  for (auto [offset, size] : regs)
+    where.regs.push_back({offset, size});
+  for (auto [offset, size] : extended)
+    where.extended.push_back({offset, size});
+  auto exchange = [this](const std::string &text) -> std::optional<std::string> {
+    py::gil_scoped_acquire gil;
+    py::object reply = invoke("packet", text);
+    if (reply.is_none())
+      return std::nullopt;
+    return reply.cast<std::string>();
+  };
+  auto tracee = std::make_unique<RemoteTracee>(isa(), std::move(where), exchange);
+  return tracee->steps() ? std::move(tracee) : nullptr;
+}
+
 std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid, const std::set<uint64_t> &) {
+  // (A gdbserver on this host runs a process of this host, which GDB does not trace itself.)
+  remote_ = direct_ ? remoteTracee() : nullptr;
   py::gil_scoped_acquire gil;
   return std::make_unique<PySteppingScope>(invoke("begin_stepping", tid));
 }
 
-StopEvent PyTarget::stepInstruction(uint64_t tid) {
-  if (NativeTracee *native = this->native()) {
+const std::unordered_set<uint64_t> *PyTarget::stepGuard() {
+  py::gil_scoped_acquire gil;
+  py::object guard = invoke("native_step_guard");
+  if (guard.is_none())
+    return nullptr;
+  if (!guard.is(guard_)) {
+    avoid_ = guard.cast<std::unordered_set<uint64_t>>();
+    guard_ = guard;
+  }
+  return &avoid_;
+}
+
+std::optional<StopEvent> PyTarget::stepRemotely(uint64_t tid) {
+  const std::unordered_set<uint64_t> *avoid = stepGuard();
+  if (!avoid)
+    return std::nullopt;
+  int number = 0;
+  const RemoteTracee::Step step = remote_->step(tid, *avoid, number);
+  // Even a step left to GDB may have made the thread gdbserver's current one (`Hg`).
+  gdbStale_ = true;
+  remoteTid_ = tid;
+  switch (step) {
+  case RemoteTracee::Step::Done:
+    return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+  case RemoteTracee::Step::LeftToGdb:
+    return std::nullopt;
+  case RemoteTracee::Step::Signal: {
+    syncGdb();
     py::gil_scoped_acquire gil;
-    py::object guard = invoke("native_step_guard");
-    if (!guard.is_none()) {
-      if (!guard.is(guard_)) {
-        avoid_ = guard.cast<std::unordered_set<uint64_t>>();
-        guard_ = guard;
-      }
+    py::object stop = invoke("remote_signal", tid, number);
+    if (stop.is_none())
+      return std::nullopt;
+    return stopEvent(stop);
+  }
+  case RemoteTracee::Step::Vanished:
+    return StopEvent{StopEvent::Kind::Exited, tid, 0, number, "the process ended during a step"};
+  case RemoteTracee::Step::Unexpected:
+    break;
+  }
+  return StopEvent{StopEvent::Kind::Other, tid, 0, 0,
+                   "gdbserver reported a stop that a single step of this thread cannot make"};
+}
+
+StopEvent PyTarget::stepInstruction(uint64_t tid) {
+  if (remote_) {
+    if (std::optional<StopEvent> stop = stepRemotely(tid))
+      return *stop;
+  } else if (NativeTracee *native = this->native()) {
+    if (const std::unordered_set<uint64_t> *avoid = stepGuard()) {
       int exitCode = 0;
-      switch (native->step(tid, avoid_, exitCode)) {
+      switch (native->step(tid, *avoid, exitCode)) {
       case NativeTracee::Step::Done:
         gdbStale_ = true;
         return {StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};

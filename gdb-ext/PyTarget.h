@@ -2,6 +2,7 @@
 // goes to the Python method of the same job, except where GDB's own thread can do it directly
 // for a process GDB traces (NativeTracee): registers, the caller, extended registers, single
 // steps and symbol lookup, each falling back to Python whenever the direct way cannot answer.
+// Through gdbserver a step trace's steps and registers take the stub's packets (RemoteTracee).
 //
 // The protocol the Python object implements, one method per port call:
 //   has_process() -> bool            isa() -> architecture name
@@ -24,7 +25,13 @@
 // and, for the direct paths:
 //   native_step_guard() -> None (step through GDB) or a frozenset of addresses a direct step
 //                          must not arrive at (every breakpoint location)
-//   refresh_registers()  -> GDB drops its register and memory caches after direct steps
+//   refresh_registers(tid) -> GDB drops its register and memory caches after direct steps (and
+//                          reads thread `tid`'s registers anew, when not 0)
+//   remote_layout() -> None, or (thread prefix, [(offset, size)] of the registers,
+//                      [(offset, size)] of the extended ones) in gdbserver's register block
+//   packet(text) -> the stub's reply, or None        (`maint packet`)
+//   remote_signal(tid, signo) -> a stop tuple, or None for GDB to step the thread: a signal
+//                      stopped a step made with packets, which GDB has not seen
 //
 // Every call reaches the engine from GDB's thread with the GIL held (a command, or a stop GDB is
 // handling), and the engine's timer thread never calls the port; the GIL is still taken in each
@@ -34,6 +41,7 @@
 #pragma once
 
 #include "NativeTracee.h"
+#include "RemoteTracee.h"
 #include "command/RoutineSample.h"
 #include "target/HostProcess.h"
 #include "target/Target.h"
@@ -83,10 +91,19 @@ public:
   // reaches GDB (a Python port call that reads the inferior, the end of a command).
   void syncGdb();
   // Drops what the direct paths know of the process (its modules changed, it exited).
-  void forgetProcess() { native_.reset(); }
+  void forgetProcess() {
+    native_.reset();
+    remote_.reset();
+  }
 
 private:
   NativeTracee *native();
+  // The addresses a direct step must not arrive at, or null when only GDB may step.
+  const std::unordered_set<uint64_t> *stepGuard();
+  // The stepper of a process behind gdbserver, for a step trace; null for any other target.
+  std::unique_ptr<RemoteTracee> remoteTracee();
+  // A step of a remote thread with packets; nullopt when GDB is to make it.
+  std::optional<StopEvent> stepRemotely(uint64_t tid);
   // WaitTap's Take: the sample of a stop GDB has not seen, if the engine takes it as a routine one.
   bool takeUnseenStop(Session &session, uint64_t tid, int signo);
   const std::optional<HostProcess> &hostProcess();
@@ -101,7 +118,9 @@ private:
   std::unique_ptr<NativeTracee> native_;
   HostProcessLookup hosts_;
   bool gdbStale_ = false;
-  pybind11::object guard_; // the latest native_step_guard() answer, and its addresses
+  std::unique_ptr<RemoteTracee> remote_; // for the step trace under way through gdbserver
+  uint64_t remoteTid_ = 0;               // the thread it stepped since GDB last acted
+  pybind11::object guard_;               // the latest native_step_guard() answer, and its addresses
   std::unordered_set<uint64_t> avoid_;
   RoutineSample routine_; // a stop taken inside GDB's wait (WaitTap)
 };

@@ -9,7 +9,9 @@ reported to the engine, then shown by GDB as usual.
 
 For a process GDB runs natively, the _strobe module reads registers and the caller and makes
 single steps itself (GDB's thread is the tracer); this class is its fallback and does what needs
-GDB: remote targets, code without CFI, steps that could arrive at a breakpoint, signals."""
+GDB: remote targets, code without CFI, steps that could arrive at a breakpoint, signals. Through
+gdbserver the module steps a trace with gdbserver's packets, which this class sends for it
+(packet()), where GDB would have done nothing but the step."""
 import contextlib
 import re
 import signal
@@ -316,8 +318,9 @@ class GdbTarget:
         return breakpoint
 
     def native_step_guard(self):
-        """None when only GDB may step (a remote target, watchpoints); else every address a
-        breakpoint (the user's, strobe's, GDB's own) has a location at."""
+        """None when only GDB may step (watchpoints, a target that is neither native nor
+        gdbserver); else every address a breakpoint (the user's, strobe's, GDB's own) has a
+        location at."""
         if self._step_guard is None:
             self._step_guard = _step_guard()
         return None if self._step_guard is False else self._step_guard
@@ -325,10 +328,83 @@ class GdbTarget:
     def invalidate_step_guard(self, *event):
         self._step_guard = None
 
-    def refresh_registers(self):
-        """The module stepped threads behind GDB's back: drop what GDB cached of them."""
+    def refresh_registers(self, tid=0):
+        """The module stepped threads behind GDB's back: drop what GDB cached of them. `tid`: the
+        thread it stepped with gdbserver's packets, now gdbserver's current thread; GDB reads its
+        registers, so that GDB tells gdbserver which thread it means from now on."""
         gdb.execute("maint flush register-cache", to_string=True)
         gdb.execute("maint flush dcache", to_string=True)
+        if tid:
+            with contextlib.suppress(gdb.error):
+                frame = self._newest_frame_of(tid)
+                if frame is not None:
+                    frame.pc()
+
+    def remote_layout(self):
+        """Where gdbserver's register block (`g`) holds each register of the engine's tables, and
+        how its packets name threads; None when the process is not behind gdbserver or a
+        register is missing from the block."""
+        inferior = gdb.selected_inferior()
+        connection = getattr(inferior, "connection", None)
+        # (In non-stop mode a step's stop would come as a notification GDB handles itself.)
+        if (connection is None or connection.type not in ("remote", "extended-remote")
+                or gdb.parameter("non-stop")):
+            return None
+        try:
+            architecture = gdb.newest_frame().architecture().name()
+            rows = gdb.execute("maint print remote-registers", to_string=True).splitlines()
+            current = self.packet("qC") or ""
+        except (gdb.error, RuntimeError):
+            return None
+        # " Name Nr Rel Offset Size Type Rmt Nr g/G Offset": a register in the block has all eight.
+        fields = (row.split() for row in rows[1:])
+        block = {f[0]: (int(f[7]), int(f[4])) for f in fields if len(f) == 8 and f[7].isdigit()}
+        try:
+            regs = [block[name] for name in _strobe.register_names(architecture)]
+            extended = [block[name] for name, _ in _strobe.extended_registers(architecture)]
+        except (KeyError, ValueError):
+            return None
+        # qC's reply names the thread as packets must: "QCp<pid>.<tid>" with multiprocess.
+        prefix = f"p{inferior.pid:x}." if current.startswith("QCp") else ""
+        return prefix, regs, extended
+
+    def packet(self, text):
+        """gdbserver's reply to one packet, sent through GDB's connection; None on failure."""
+        try:
+            out = gdb.execute(f"maint packet {text}", to_string=True)
+        except gdb.error:
+            return None
+        start = out.find('received: "')
+        return out[start + 11:out.rindex('"')] if start >= 0 else None
+
+    def remote_signal(self, tid, signo):
+        """A signal stopped a step made with gdbserver's packets, before the instruction ran, and
+        GDB has not seen it: done as GDB would have, by its `handle` settings. A signal it stops
+        for is shown and ends the trace; one it passes waits for the thread's next resume (a
+        passed one the step scope watches for is delivered by the next `stepi`, as GDB's own stop
+        at it would be). None: GDB is to step the thread."""
+        name = gdb_signal_name(signo)
+        try:
+            row = gdb.execute(f"info signals {name}", to_string=True).splitlines()[1].split()
+        except (gdb.error, IndexError):
+            return None
+        stops, prints, passes = (flag == "Yes" for flag in row[1:4])
+        thread = self._thread_of(tid)
+        if thread is not None:
+            self._select(thread)
+        if passes:
+            gdb.execute(f"queue-signal {name}", to_string=True)
+        if prints:
+            gdb.write(f"\nProgram received signal {name}, {' '.join(row[4:])}.\n")
+        if stops:
+            self._home = None  # the user's stop selects its thread, as without strobe
+            stop = (StopKind.Signal, tid, signo, 0, f"signal {name}")
+            _show_stop(stop, {}, {})
+            return stop
+        if passes and self._step_scope is not None and name in self._step_scope.passed:
+            self._step_guard = False  # GDB's next `stepi` delivers it, into the handler
+            return StopKind.Delivering, tid, signo, 0, f"signal {name}"
+        return None
 
     def print(self, text):
         gdb.write(text)
@@ -813,7 +889,7 @@ def _show_stop(stop, watched_before, headers):
 def _step_guard():
     """False when steps must go through GDB; else the frozenset of every breakpoint location."""
     connection = getattr(gdb.selected_inferior(), "connection", None)
-    if connection is None or connection.type != "native":
+    if connection is None or connection.type not in ("native", "remote", "extended-remote"):
         return False
     addresses = set()
     for line in gdb.execute("maint info breakpoints", to_string=True).splitlines():

@@ -142,12 +142,13 @@ class StepTraceTest:
     def reference_run(self, accesses_path, states_path):
         raise NotImplementedError
 
-    def dumped(self, commands, program, args):
+    def dumped(self, commands, program, args, run=None):
         """The output of `commands` on `program`, and the lines `strobe dump` then writes (LLDB
-        cannot redirect a command into a file)."""
+        cannot redirect a command into a file). `run`: how to run them, if not self.commands."""
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "trace.txt")
-            rc, out = self.commands(commands + [f"strobe dump --output {path}"], program, args)
+            rc, out = (run or self.commands)(commands + [f"strobe dump --output {path}"], program,
+                                             args)
             self.assertEqual(rc, 0, out)
             with open(path) as f:
                 return out, f.read().splitlines()
@@ -239,26 +240,32 @@ class StepTraceTest:
         # (GDB had ended at the first, LLDB had run free to the third) and ends at the third.
         for breakpoint in self.loop_head_breakpoints:
             with self.subTest(breakpoint=breakpoint):
-                rc, out = self.commands(["b step_work", "run", *breakpoint,
-                                         "strobe step --count 1000",
-                                         "p/x (unsigned long)$rdx"],
-                                        harness.fixture("steploop_int"), ["100"])
-                self.assertEqual(rc, 0, out)
-                self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
-                                      r"breakpoint 2\b")
-                rdx = re.findall(r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M)
-                self.assertEqual([int(v, 16) for v in rdx], [6], out)
-                self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out,
-                                                re.M)), 2, out)
+                self.check_stepped_over(*self.commands(
+                    ["b step_work", "run", *breakpoint, "strobe step --count 1000",
+                     "p/x (unsigned long)$rdx"], harness.fixture("steploop_int"), ["100"]))
+
+    def check_stepped_over(self, rc, out):
+        """Asserts that the trace of test_a_breakpoint_the_debugger_would_not_stop_at_is_stepped_
+        over ended at the loop head's third arrival, through the first two."""
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
+                              r"breakpoint 2\b")
+        rdx = re.findall(r"^(?:\$\d+ = |\(unsigned long\) )(0x[0-9a-f]+)$", out, re.M)
+        self.assertEqual([int(v, 16) for v in rdx], [6], out)
+        self.assertEqual(len(re.findall(r"^\s+\d+  0x[0-9a-f]+ <step_work\+0x1b>", out, re.M)),
+                         2, out)
 
     def test_a_one_shot_breakpoint_ends_the_trace_at_its_first_hit(self):
         # LLDB removes a one-shot breakpoint with its hit, and then no longer names it among the
         # stop's owners: the trace had taken the stop for strobe's own and stepped on, the
         # breakpoint used up. It ends at the loop head's first arrival (rdx 0), as GDB's does.
-        rc, out = self.commands(["b step_work", "run", self.one_shot_loop_head,
-                                 "strobe step --count 1000", "p/x (unsigned long)$rdx",
-                                 self.list_breakpoints],
-                                harness.fixture("steploop_int"), ["100"])
+        self.check_one_shot(*self.commands(["b step_work", "run", self.one_shot_loop_head,
+                                            "strobe step --count 1000", "p/x (unsigned long)$rdx",
+                                            self.list_breakpoints],
+                                           harness.fixture("steploop_int"), ["100"]))
+
+    def check_one_shot(self, rc, out):
+        """Asserts what test_a_one_shot_breakpoint_ends_the_trace_at_its_first_hit asks."""
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
                               r"breakpoint 2\b")
@@ -349,17 +356,23 @@ class StepTraceTest:
         out, lines = self.dumped(["b spin", "run", self.delete_breakpoints,
                                   "strobe step --count 3000 --quiet"],
                                  harness.fixture("ticks"), ["100000000"])
+        stepped, each, moved = self.check_handlers_after_gaps(out, lines)
+        self.assertLess(each, 3000, out)  # the stalls made it 5500
+        # Most of the trace is the program's own loop: a handler is six instructions. LLDB had
+        # stepped each system call of a handler's return with a step of its own, and a handler
+        # cycle outlasted the timer's period: the program ran nothing but handlers.
+        self.assertLess(moved * 12, stepped, out)
+
+    def check_handlers_after_gaps(self, out, lines):
+        """Asserts that a 3000-instruction trace of the ticks fixture (`strobe step` output,
+        `strobe dump` lines) went into handlers, each delivery a gap followed by the handler's
+        first instruction. Returns (instructions, us each, gaps)."""
         ended = re.search(r"strobe: stepped (\d+) instructions of thread \d+ in [^;(]*\((\d+) us "
                           r"each\), moved (\d+) times? by the system [^;]*; the count was reached;",
                           out)
         self.assertIsNotNone(ended, out)
         stepped, each, moved = (int(ended.group(i)) for i in (1, 2, 3))
-        self.assertLess(each, 3000, out)  # the stalls made it 5500
         self.assertGreaterEqual(moved, 1, out)
-        # Most of the trace is the program's own loop: a handler is six instructions. LLDB had
-        # stepped each system call of a handler's return with a step of its own, and a handler
-        # cycle outlasted the timer's period: the program ran nothing but handlers.
-        self.assertLess(moved * 12, stepped, out)
         self.assertRegex(lines[0], rf"step trace of thread \d+: {stepped + moved + 1} records")
         gaps = [i for i, line in enumerate(lines) if "(after a gap)" in line]
         self.assertEqual(len(gaps), moved)
@@ -367,6 +380,7 @@ class StepTraceTest:
         self.assertTrue(followed, lines[-3:])  # only the trace's last record may be one
         for line in followed:
             self.assertRegex(line, r"^\s+\d+  0x[0-9a-f]+ <on_alarm>  ")
+        return stepped, each, moved
 
     def check_clock_reads_run_out(self, out, lines, vdso):
         """Asserts that a trace through the clocks fixture's reads (`strobe step` output, `strobe
@@ -544,52 +558,109 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         def local(dump):  # read with ptrace by strobe's module
             return harness.gdb(["break mix", "run", *commands, f"strobe dump -o {dump}"], vector)
 
-        def remote(dump):  # read through GDB from gdbserver
-            port = harness.free_port()
-            server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {vector} >/dev/null 2>&1"]
-            with harness.Background(server):
-                return harness.gdb([f"target remote 127.0.0.1:{port}", "break mix", "continue",
-                                    *commands, f"strobe dump -o {dump}", "kill"], vector)
+        def remote(dump):  # read from gdbserver's register block
+            return self.remote(["break mix", "run", *commands, f"strobe dump -o {dump}"], vector)
 
         return [("launched", local), ("gdbserver", remote)]
 
-    def test_a_remote_step_asks_for_the_thread_list_no_more_than_gdbs_stepi(self):
-        # Each request is a round trip: strobe's own three a step (GDB's Inferior.threads()) had
-        # made a step over gdbserver a quarter slower.
-        steps = 40
+    @staticmethod
+    def remote(commands, program, args=(), log=None, kill=True):
+        """`commands` in a GDB connected to a gdbserver that runs `program` (`run` in them
+        continues it; `kill` ends it after them): (rc, output). `log`: a file for gdbserver's
+        own output (its packets, under `monitor set remote-debug 1`)."""
         port = harness.free_port()
+        server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {program} {' '.join(args)} "
+                              f">/dev/null 2>{log or '/dev/null'}"]
+        with harness.Background(server):
+            return harness.gdb([f"target remote 127.0.0.1:{port}",
+                                *("continue" if c == "run" else c for c in commands),
+                                *(["kill"] if kill else [])], program)
+
+    def test_a_remote_step_is_one_step_packet_and_one_register_read(self):
+        # GDB's own stepi, which strobe's steps through gdbserver were, sends eight packets: its
+        # two breakpoints out and in, the step, a stack read, the thread list, the registers. strobe
+        # now sends the step and the register read itself, and GDB steps only where it has
+        # something to do: the first step, off the breakpoint the trace starts at.
+        steps = 40
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "packets")
-            program = harness.fixture("steploop_int")
-            server = ["sh", "-c", f"exec gdbserver 127.0.0.1:{port} {program} 1000000000 "
-                                  f">/dev/null 2>{log}"]
-            with harness.Background(server):
-                rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break step_work",
-                                       "continue", "monitor set remote-debug 1",
-                                       f"strobe step --count {steps} --quiet",
-                                       "monitor set remote-debug 0", "kill"], program)
+            rc, out = self.remote(["break step_work", "run", "monitor set remote-debug 1",
+                                   f"strobe step --count {steps} --quiet",
+                                   "monitor set remote-debug 0"],
+                                  harness.fixture("steploop_int"), ["1000000000"], log)
             with open(log, errors="replace") as f:
                 packets = re.findall(r'getpkt \("([^"]*)"', f.read())
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
         self.assertEqual(sum(p.startswith("vCont;s") for p in packets), steps, packets[:40])
-        # GDB's stop handling after each stepi asks once.
-        lists = sum(p.startswith("qXfer:threads:read") for p in packets)
-        self.assertLessEqual(lists, steps + 2, packets[:40])
+        # (Four more around the first: GDB's reads for its stepi, and strobe's once GDB is done.)
+        self.assertLessEqual(sum(p == "g" for p in packets), steps + 5, packets[:40])
+        self.assertLessEqual(sum(p.startswith("Z0") for p in packets), 2, packets[:40])
+        self.assertLessEqual(sum(p.startswith("qXfer:threads:read") for p in packets), 2,
+                             packets[:40])
+
+    def test_a_remote_trace_equals_one_of_gdbs_stepi(self):
+        # The same 2000 steps of `walk` with their memory, through gdbserver, made with strobe's
+        # packets and (the packets' way turned off) with GDB's stepi: the same dump.
+        no_packets = ("python import strobe_gdb.target; "
+                      "strobe_gdb.target.GdbTarget.remote_layout = lambda self: None")
+        dumps = []
+        for setup in ([], [no_packets]):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "trace.txt")
+                rc, out = self.remote([*setup, "break walk", "run",
+                                       f"strobe step --count {STEPS} --memory --quiet",
+                                       f"strobe dump --output {path}"], harness.fixture("steps"))
+                self.assertEqual(rc, 0, out)
+                self.assertNotIn("Error", out)
+                self.assertRegex(out, rf"strobe: stepped {STEPS} instructions of thread \d+")
+                with open(path) as f:
+                    dumps.append(re.sub(r"thread \d+", "thread N", f.read()))
+        self.assertGreater(dumps[0].count("\n"), STEPS)
+        self.assertIn("read [", dumps[0])
+        self.assertEqual(dumps[0], dumps[1])
+
+    def test_a_remote_trace_stops_where_gdb_would(self):
+        # Breakpoints GDB would not stop at are stepped through, a one-shot one ends the trace,
+        # as launched; a fault the trace runs into is GDB's to show, and the program's to get.
+        fixture = harness.fixture("steploop_int")
+        for breakpoint in self.loop_head_breakpoints:
+            with self.subTest(breakpoint=breakpoint):
+                self.check_stepped_over(*self.remote(
+                    ["b step_work", "run", *breakpoint, "strobe step --count 1000",
+                     "p/x (unsigned long)$rdx"], fixture, ["100"]))
+        with self.subTest(breakpoint=self.one_shot_loop_head):
+            self.check_one_shot(*self.remote(
+                ["b step_work", "run", self.one_shot_loop_head, "strobe step --count 1000",
+                 "p/x (unsigned long)$rdx", self.list_breakpoints], fixture, ["100"]))
+        with self.subTest(signal="SIGSEGV"):
+            rc, out = self.remote(["b main", "run", "strobe step --count 100000 --quiet",
+                                   "p $_siginfo.si_signo", "continue"],
+                                  harness.fixture("crash"), ["0"], kill=False)
+            self.assertEqual(rc, 0, out)
+            self.assertRegex(out, r"\nProgram received signal SIGSEGV, Segmentation fault\.\n"
+                                  r"main \(.*crash\.c:\d+\n\d+\s+return \*null_pointer;")
+            self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in [^\n]*; "
+                                  r"signal SIGSEGV;")
+            self.assertRegex(out, r"\$1 = 11\n")
+            self.assertIn("\nProgram terminated with signal SIGSEGV, Segmentation fault.", out)
+
+    def test_a_remote_trace_steps_signal_handlers_after_a_gap(self):
+        # As launched, except that a remote step is slower than the timer's period is short.
+        out, lines = self.dumped(["b spin", "run", "delete", "strobe step --count 3000 --quiet"],
+                                 harness.fixture("ticks"), ["100000000"], run=self.remote)
+        self.check_handlers_after_gaps(out, lines)
 
     def test_a_remote_trace_gives_back_the_users_step_settings(self):
         # Over gdbserver strobe steps with GDB's `stepi`, under settings of its own
         # (scheduler-locking, notifications); afterwards they are the user's again.
-        port = harness.free_port()
-        program = harness.fixture("steploop_int")
-        with harness.Background(["gdbserver", f"127.0.0.1:{port}", program, "1000000000"]):
-            rc, out = harness.gdb([f"target remote 127.0.0.1:{port}", "break step_work",
-                                   "continue", "set scheduler-locking off",
-                                   "strobe step --count 20 --quiet", "show scheduler-locking",
-                                   "show suppress-cli-notifications",
-                                   "set suppress-cli-notifications on",
-                                   "strobe step --count 20 --quiet",
-                                   "show suppress-cli-notifications", "kill"], program)
+        rc, out = self.remote(["break step_work", "run", "set scheduler-locking off",
+                               "strobe step --count 20 --quiet", "show scheduler-locking",
+                               "show suppress-cli-notifications",
+                               "set suppress-cli-notifications on",
+                               "strobe step --count 20 --quiet",
+                               "show suppress-cli-notifications"],
+                              harness.fixture("steploop_int"), ["1000000000"])
         self.assertEqual(rc, 0, out)
         self.assertEqual(len(re.findall(r"strobe: stepped 20 instructions", out)), 2, out)
         self.assertIn('Mode for locking scheduler during execution is "off".', out)
