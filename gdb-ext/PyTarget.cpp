@@ -376,11 +376,12 @@ std::optional<StopEvent> PyTarget::stepRemotely(uint64_t tid) {
   const std::unordered_set<uint64_t> *avoid = stepGuard();
   if (!avoid)
     return std::nullopt;
-  int number = 0;
-  const RemoteTracee::Step step = remote_->step(tid, *avoid, number);
-  // Even a step left to GDB may have made the thread gdbserver's current one (`Hg`).
+  // Before the step, which Ctrl-C can end with an exception: even a step left to GDB may have
+  // made the thread gdbserver's current one (`Hg`).
   gdbStale_ = true;
   remoteTid_ = tid;
+  int number = 0;
+  const RemoteTracee::Step step = remote_->step(tid, *avoid, number);
   switch (step) {
   case RemoteTracee::Step::Done:
     return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <fmt/format.h>
+#include <utility>
 
 namespace strobe::gdb {
 namespace {
@@ -76,6 +77,8 @@ bool RemoteTracee::readExtended(uint64_t tid, ExtendedSnapshot &out) {
 
 RemoteTracee::Step RemoteTracee::step(uint64_t tid, const std::unordered_set<uint64_t> &avoid,
                                       int &number) {
+  if (std::exchange(interrupted_, false))
+    throw Interrupted();
   if (tid != readTid_ && !fetch(tid, true))
     return Step::LeftToGdb;
   const uint64_t pc = regs_[registerTable(isa_).pc];
@@ -104,7 +107,19 @@ RemoteTracee::Step RemoteTracee::step(uint64_t tid, const std::unordered_set<uin
     if (avoid.count(address))
       return Step::LeftToGdb;
 
-  std::optional<std::string> reply = exchange_("vCont;s:" + threadId(tid));
+  std::optional<std::string> reply;
+  try {
+    reply = exchange_("vCont;s:" + threadId(tid));
+  } catch (const Interrupted &) {
+    // Ctrl-C: GDB lets a packet's reply arrive, then ends `maint packet` without it. Whether
+    // the step ran is in the registers; if it did, it is recorded before the trace ends.
+    const std::vector<uint64_t> before = regs_;
+    const std::string beforeBlock = block_;
+    if (!fetch(tid, false) || (regs_ == before && block_ == beforeBlock))
+      throw;
+    interrupted_ = true;
+    return Step::Done;
+  }
   std::optional<RemoteStop> stop = reply ? parseStopReply(*reply) : std::nullopt;
   if (!stop) // a stub without vCont, or an error: the thread did not move
     return Step::LeftToGdb;
@@ -123,8 +138,12 @@ RemoteTracee::Step RemoteTracee::step(uint64_t tid, const std::unordered_set<uin
     return Step::Unexpected;
   if (stop->signo == kProtocolTrap) {
     // The stub made the stopped thread its current one. When this fails, the next read goes
-    // through GDB.
-    fetch(tid, false);
+    // through GDB; Ctrl-C during it waits for the next step, this one being done.
+    try {
+      fetch(tid, false);
+    } catch (const Interrupted &) {
+      interrupted_ = true;
+    }
     return Step::Done;
   }
   // A signal stops the step before the instruction runs: the registers are as they were.

@@ -53,6 +53,7 @@ public:
     Vanished,  // the process ended during the step (`number`: exit code, or -signal)
     Unexpected // the stub reported something a single step of that thread cannot
   };
+  // Throws Interrupted for Ctrl-C (after a step that ran: at the next call).
   Step step(uint64_t tid, const std::unordered_set<uint64_t> &avoid, int &number);
 
 private:
@@ -66,7 +67,8 @@ private:
   Layout layout_;
   Exchange exchange_;
   NextPc nextPc_;
-  uint64_t readTid_ = 0; // whose registers regs_ and block_ hold, 0 for none
+  uint64_t readTid_ = 0;     // whose registers regs_ and block_ hold, 0 for none
+  bool interrupted_ = false; // Ctrl-C came during a step that ran
   std::vector<uint64_t> regs_;
   std::string block_; // the `g` reply they came from, for the extended registers
   std::unordered_map<uint64_t, std::vector<uint8_t>> code_;

@@ -2,6 +2,7 @@
 ends at once and keeps what it took, the process stays stopped for the user, and the next
 `continue` runs it to its end (no breakpoint left behind, no interrupt left pending)."""
 import os
+import re
 import tempfile
 import unittest
 
@@ -103,6 +104,35 @@ class GdbInterruptTest(InterruptScenarios, unittest.TestCase):
 
     def setUp(self):
         require_gdb()
+
+    def test_ctrl_c_ends_a_step_trace_through_gdbserver(self):
+        # Through gdbserver strobe steps with gdbserver's packets, sent through GDB: Ctrl-C
+        # between two of them ends the trace, and GDB knows where the thread is.
+        port = harness.free_port()
+        program = harness.fixture("demo")
+        with harness.Background(["gdbserver", f"127.0.0.1:{port}", program, DEMO_SECONDS]):
+            t = harness.Terminal(self.debugger, program)
+            self.addCleanup(t.__exit__)
+            t.command(f"target remote 127.0.0.1:{port}")
+            t.command(self.break_main)
+            t.command("continue")
+            t.expect(self.stopped_at_main)
+            t.command("strobe step --count 50000000 --quiet")
+            t.pause(2)
+            t.interrupt()
+            end = t.expect(r"stepped (\d+) instructions of thread \d+ in [^;]*?(?:, ran (\d+) "
+                           r"clock reads? unstepped [^;]*)?; (?:interrupted|signal SIGINT);",
+                           timeout=20)
+            steps = int(end.group(1))
+            self.assertGreater(steps, 100, t.output)
+            t.command("strobe dump")
+            t.expect(rf"step trace of thread \d+: {steps + 1 + int(end.group(2) or 0)} records")
+            t.command("p/x $pc")
+            pc = t.expect(r"\$1 = (0x[0-9a-f]+)")
+            dumped = re.findall(r" rip=(0x[0-9a-f]+)", t.output[end.end():pc.start()])
+            self.assertEqual(dumped[-1], pc.group(1), "GDB reads the pc the trace ended at")
+            t.command("continue")
+            t.expect(self.exited)
 
 
 class LldbInterruptTest(InterruptScenarios, unittest.TestCase):
