@@ -2,7 +2,6 @@
 
 #include "target/GdbSignals.h"
 
-#include <array>
 #include <cstring>
 #include <fmt/format.h>
 #include <utility>
