@@ -245,8 +245,8 @@ class StepTraceTest:
                      "p/x (unsigned long)$rdx"], harness.fixture("steploop_int"), ["100"]))
 
     def check_stepped_over(self, rc, out):
-        """Asserts that the trace of test_a_breakpoint_the_debugger_would_not_stop_at_is_stepped_
-        over ended at the loop head's third arrival, through the first two."""
+        """Asserts that a trace with one of loop_head_breakpoints set ended at the loop head's third
+        arrival, through the first two."""
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, r"strobe: stepped \d+ instructions of thread \d+ in .*; "
                               r"breakpoint 2\b")
