@@ -15,6 +15,13 @@ int hexDigit(char c) {
   return -1;
 }
 
+// The byte written as two hex digits at text[2 * k]; -1 when they are not hex.
+int hexByte(std::string_view text, size_t k) {
+  const int high = hexDigit(text[2 * k]);
+  const int low = hexDigit(text[2 * k + 1]);
+  return high < 0 || low < 0 ? -1 : high << 4 | low;
+}
+
 std::optional<int> hexNumber(std::string_view text) {
   int value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
@@ -70,11 +77,10 @@ bool readRegisterWords(std::string_view block, RemoteRegister where, unsigned wo
   for (unsigned w = 0; w < words; ++w)
     out[w] = 0;
   for (size_t i = 0; i < where.size; ++i) {
-    const int high = hexDigit(block[(where.offset + i) * 2]);
-    const int low = hexDigit(block[(where.offset + i) * 2 + 1]);
-    if (high < 0 || low < 0)
+    const int byte = hexByte(block, where.offset + i);
+    if (byte < 0)
       return false;
-    out[i / 8] |= uint64_t(high << 4 | low) << (8 * (i % 8));
+    out[i / 8] |= uint64_t(byte) << (8 * (i % 8));
   }
   return true;
 }
@@ -84,11 +90,10 @@ std::optional<std::vector<uint8_t>> decodeHexBytes(std::string_view reply) {
     return std::nullopt;
   std::vector<uint8_t> bytes(reply.size() / 2);
   for (size_t i = 0; i < bytes.size(); ++i) {
-    const int high = hexDigit(reply[2 * i]);
-    const int low = hexDigit(reply[2 * i + 1]);
-    if (high < 0 || low < 0)
+    const int byte = hexByte(reply, i);
+    if (byte < 0)
       return std::nullopt;
-    bytes[i] = static_cast<uint8_t>(high << 4 | low);
+    bytes[i] = static_cast<uint8_t>(byte);
   }
   return bytes;
 }
