@@ -385,7 +385,7 @@ class GdbTarget:
         at it would be). None: GDB is to step the thread."""
         name = gdb_signal_name(signo)
         try:
-            row = gdb.execute(f"info signals {name}", to_string=True).splitlines()[1].split()
+            row = _signal_row(name)
         except (gdb.error, IndexError):
             return None
         stops, prints, passes = (flag == "Yes" for flag in row[1:4])
@@ -781,11 +781,15 @@ def _selected_frame():
         return None
 
 
+def _signal_row(name):
+    """`info signals` of one signal: [name, stop, print, pass, description words...]."""
+    return gdb.execute(f"info signals {name}", to_string=True).splitlines()[1].split()
+
+
 def _handling(name):
     """The signal's current `handle` settings, as the words the handle command takes."""
-    row = gdb.execute(f"info signals {name}", to_string=True).splitlines()[1].split()
     return " ".join(word if flag == "Yes" else "no" + word
-                    for word, flag in zip(("stop", "print", "pass"), row[1:4]))
+                    for word, flag in zip(("stop", "print", "pass"), _signal_row(name)[1:4]))
 
 
 # GDB's own words for a watchpoint that triggered, and for the value it shows.
