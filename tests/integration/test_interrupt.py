@@ -44,19 +44,26 @@ class InterruptScenarios:
 
     def test_ctrl_c_ends_a_step_trace_and_keeps_its_steps(self):
         t = self.terminal()
+        self.interrupt_a_trace(t, "interrupted")
+        t.command("continue")
+        t.expect(self.exited)
+
+    def interrupt_a_trace(self, t, ended):
+        """Ctrl-C two seconds into a long trace of the demo at `main` (Terminal `t`): asserts that
+        it ended so (`ended`: a pattern of its end reason) and that `strobe dump` holds every step
+        the end line counts. Returns the end line's match."""
         t.command("strobe step --count 50000000 --quiet")
         t.pause(2)
         t.interrupt()
         # The demo reads the clock: on a VM whose clock defeats single steps each read is run
         # out of the vDSO, a record of no instruction.
         end = t.expect(r"stepped (\d+) instructions of thread \d+ in [^;]*?(?:, ran (\d+) clock "
-                       r"reads? unstepped [^;]*)?; interrupted;", timeout=20)
+                       rf"reads? unstepped [^;]*)?; {ended};", timeout=20)
         steps = int(end.group(1))
         self.assertGreater(steps, 100, t.output)
         t.command("strobe dump")
         t.expect(rf"step trace of thread \d+: {steps + 1 + int(end.group(2) or 0)} records")
-        t.command("continue")
-        t.expect(self.exited)
+        return end
 
     def test_ctrl_c_ends_a_step_that_waits_for_a_stopped_thread(self):
         # `parked` reads a pipe that main writes to only after its loop: stepped alone, its
@@ -117,16 +124,7 @@ class GdbInterruptTest(InterruptScenarios, unittest.TestCase):
             t.command(self.break_main)
             t.command("continue")
             t.expect(self.stopped_at_main)
-            t.command("strobe step --count 50000000 --quiet")
-            t.pause(2)
-            t.interrupt()
-            end = t.expect(r"stepped (\d+) instructions of thread \d+ in [^;]*?(?:, ran (\d+) "
-                           r"clock reads? unstepped [^;]*)?; (?:interrupted|signal SIGINT);",
-                           timeout=20)
-            steps = int(end.group(1))
-            self.assertGreater(steps, 100, t.output)
-            t.command("strobe dump")
-            t.expect(rf"step trace of thread \d+: {steps + 1 + int(end.group(2) or 0)} records")
+            end = self.interrupt_a_trace(t, "(?:interrupted|signal SIGINT)")
             t.command("p/x $pc")
             pc = t.expect(r"\$1 = (0x[0-9a-f]+)")
             dumped = re.findall(r" rip=(0x[0-9a-f]+)", t.output[end.end():pc.start()])
