@@ -9,6 +9,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <stdexcept>
 #include <utility>
 
@@ -76,11 +77,16 @@ private:
 
 class PySteppingScope final : public SteppingScope {
 public:
-  explicit PySteppingScope(py::object handle)
-      : handle_(std::move(handle), "strobe: ending a step trace's setup") {}
+  PySteppingScope(py::object handle, std::function<void()> ended)
+      : handle_(std::move(handle), "strobe: ending a step trace's setup"),
+        ended_(std::move(ended)) {}
+  ~PySteppingScope() override { ended_(); }
+  PySteppingScope(const PySteppingScope &) = delete;
+  PySteppingScope &operator=(const PySteppingScope &) = delete;
 
 private:
   ClosedAtEnd handle_;
+  std::function<void()> ended_;
 };
 
 class PyBreakpoint final : public Breakpoint {
@@ -185,7 +191,7 @@ bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out
   if (routine_.active())
     return routine_.readThread(tid, stackDepth, out, native_->stack());
   routine_.noteDepth(stackDepth);
-  if (remote_ && remote_->readThread(tid, stackDepth, out))
+  if (RemoteTracee *remote = remoteFor(tid); remote && remote->readThread(tid, stackDepth, out))
     return true;
   if (NativeTracee *native = this->native(); native && native->readThread(tid, stackDepth, out))
     return true;
@@ -202,7 +208,7 @@ bool PyTarget::readThread(uint64_t tid, unsigned stackDepth, ThreadSnapshot &out
 }
 
 bool PyTarget::readExtended(uint64_t tid, ExtendedSnapshot &out) {
-  if (remote_ && remote_->readExtended(tid, out))
+  if (RemoteTracee *remote = remoteFor(tid); remote && remote->readExtended(tid, out))
     return true;
   if (NativeTracee *native = this->native(); native && native->readExtended(tid, out))
     return true;
@@ -357,7 +363,8 @@ std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid, const std::
   // (A gdbserver on this host runs a process of this host, which GDB does not trace itself.)
   remote_ = direct_ ? remoteTracee() : nullptr;
   py::gil_scoped_acquire gil;
-  return std::make_unique<PySteppingScope>(invoke("begin_stepping", tid));
+  return std::make_unique<PySteppingScope>(invoke("begin_stepping", tid),
+                                           [this] { remote_.reset(); });
 }
 
 const std::unordered_set<uint64_t> *PyTarget::stepGuard() {
@@ -372,16 +379,22 @@ const std::unordered_set<uint64_t> *PyTarget::stepGuard() {
   return &avoid_;
 }
 
+RemoteTracee *PyTarget::remoteFor(uint64_t tid) {
+  if (!remote_)
+    return nullptr;
+  // Before any packet, which Ctrl-C can end with an exception: whatever the tracee sends may make
+  // the thread gdbserver's current one (`Hg`, a step), and GDB must then hear of it.
+  gdbStale_ = true;
+  remoteTid_ = tid;
+  return remote_.get();
+}
+
 std::optional<StopEvent> PyTarget::stepRemotely(uint64_t tid) {
   const std::unordered_set<uint64_t> *avoid = stepGuard();
   if (!avoid)
     return std::nullopt;
-  // Before the step, which Ctrl-C can end with an exception: even a step left to GDB may have
-  // made the thread gdbserver's current one (`Hg`).
-  gdbStale_ = true;
-  remoteTid_ = tid;
   int number = 0;
-  const RemoteTracee::Step step = remote_->step(tid, *avoid, number);
+  const RemoteTracee::Step step = remoteFor(tid)->step(tid, *avoid, number);
   switch (step) {
   case RemoteTracee::Step::Done:
     return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};

@@ -102,6 +102,9 @@ private:
   const std::unordered_set<uint64_t> *stepGuard();
   // The stepper of a process behind gdbserver, for a step trace; null for any other target.
   std::unique_ptr<RemoteTracee> remoteTracee();
+  // The remote tracee, if a trace through gdbserver is under way, about to send packets for
+  // thread `tid` (GDB will make it gdbserver's current thread again: syncGdb).
+  RemoteTracee *remoteFor(uint64_t tid);
   // A step of a remote thread with packets; nullopt when GDB is to make it.
   std::optional<StopEvent> stepRemotely(uint64_t tid);
   // WaitTap's Take: the sample of a stop GDB has not seen, if the engine takes it as a routine one.
@@ -118,7 +121,7 @@ private:
   std::unique_ptr<NativeTracee> native_;
   HostProcessLookup hosts_;
   bool gdbStale_ = false;
-  std::unique_ptr<RemoteTracee> remote_; // for the step trace under way through gdbserver
+  std::unique_ptr<RemoteTracee> remote_; // while a step trace through gdbserver is under way
   uint64_t remoteTid_ = 0;               // the thread it stepped since GDB last acted
   pybind11::object guard_;               // the latest native_step_guard() answer, and its addresses
   std::unordered_set<uint64_t> avoid_;

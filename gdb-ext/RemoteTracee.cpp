@@ -50,7 +50,7 @@ bool RemoteTracee::read(uint64_t address, void *out, size_t size) {
 }
 
 bool RemoteTracee::readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out) {
-  if (tid == 0 || tid != readTid_ || depth > 1)
+  if (tid == 0 || depth > 1 || (tid != readTid_ && !fetch(tid, true)))
     return false;
   out.tid = tid;
   out.regs = regs_;
@@ -59,7 +59,7 @@ bool RemoteTracee::readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out)
 }
 
 bool RemoteTracee::readExtended(uint64_t tid, ExtendedSnapshot &out) {
-  if (tid == 0 || tid != readTid_)
+  if (tid == 0 || (tid != readTid_ && !fetch(tid, true)))
     return false;
   const RegisterTable &table = registerTable(isa_);
   out.values.assign(table.extSlots(), 0);

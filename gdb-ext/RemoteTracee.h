@@ -5,8 +5,8 @@
 // (the same NextPc test against the same breakpoint locations), and it hands GDB the rest.
 //
 // The stub makes a stopped thread its current one for `g`: GDB believes its own choice (the last
-// `Hg` it sent, or the thread of the last stop it saw), so the front-end makes GDB read the stepped
-// thread's registers once it takes over again (PyTarget::syncGdb).
+// `Hg` it sent, or the thread of the last stop it saw), so the front-end makes GDB read the thread
+// read or stepped here once it takes over again (PyTarget::syncGdb).
 #pragma once
 
 #include "NextPc.h"
@@ -36,8 +36,8 @@ public:
   // Whether it steps at all: NextPc models the ISA.
   bool steps() const { return nextPc_.modelled(); }
 
-  // The stepped thread as its last step here left it (depth 1: the pc is the stack); false for
-  // another thread or once GDB has acted since (forget()).
+  // A thread's registers from the stub's block, read once after each step (depth 1: the pc is
+  // the stack; deeper stacks are GDB's to unwind).
   bool readThread(uint64_t tid, unsigned depth, ThreadSnapshot &out);
   bool readExtended(uint64_t tid, ExtendedSnapshot &out);
   // GDB acts on the process again: what was read here may be stale.
