@@ -75,20 +75,6 @@ private:
   ClosedAtEnd handle_;
 };
 
-class PySteppingScope final : public SteppingScope {
-public:
-  PySteppingScope(py::object handle, std::function<void()> ended)
-      : handle_(std::move(handle), "strobe: ending a step trace's setup"),
-        ended_(std::move(ended)) {}
-  ~PySteppingScope() override { ended_(); }
-  PySteppingScope(const PySteppingScope &) = delete;
-  PySteppingScope &operator=(const PySteppingScope &) = delete;
-
-private:
-  ClosedAtEnd handle_;
-  std::function<void()> ended_;
-};
-
 class PyBreakpoint final : public Breakpoint {
 public:
   explicit PyBreakpoint(py::object handle) : handle_(std::move(handle)) {}
@@ -359,12 +345,38 @@ std::unique_ptr<RemoteTracee> PyTarget::remoteTracee() {
   return tracee->steps() ? std::move(tracee) : nullptr;
 }
 
-std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid, const std::set<uint64_t> &) {
+std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid,
+                                                       const std::set<uint64_t> &until) {
+  // GDB's own stop must be where the trace ends, or GDB keeps the pc of the stop before direct
+  // steps: `info program` names it, and a breakpoint set at the trace's end reports a hit at
+  // the next `continue` before the thread moves (GDB steps over a breakpoint only at its stop's
+  // pc). So GDB makes the steps that can end the trace: the last of the count, any that can land
+  // at an --until location, and one more where the time limit would end it after direct steps.
+  struct Scope : SteppingScope {
+    Scope(PyTarget &target, py::object handle)
+        : target(target), handle(std::move(handle), "strobe: ending a step trace's setup") {}
+    ~Scope() override {
+      target.remote_.reset();
+      target.until_.clear();
+      target.gdbStepsNext_ = false;
+    }
+    void lastStepNext() override { target.gdbStepsNext_ = true; }
+    bool mayStopHere() const override {
+      if (!target.movedBehindGdb_)
+        return true;
+      target.gdbStepsNext_ = true;
+      return false;
+    }
+    PyTarget &target;
+    ClosedAtEnd handle;
+  };
   // (A gdbserver on this host runs a process of this host, which GDB does not trace itself.)
   remote_ = direct_ ? remoteTracee() : nullptr;
+  until_ = until;
+  gdbStepsNext_ = movedBehindGdb_ = false;
   py::gil_scoped_acquire gil;
-  return std::make_unique<PySteppingScope>(invoke("begin_stepping", tid),
-                                           [this] { remote_.reset(); });
+  guard_ = py::object(); // the addresses to avoid now include until_
+  return std::make_unique<Scope>(*this, invoke("begin_stepping", tid));
 }
 
 const std::unordered_set<uint64_t> *PyTarget::stepGuard() {
@@ -374,6 +386,7 @@ const std::unordered_set<uint64_t> *PyTarget::stepGuard() {
     return nullptr;
   if (!guard.is(guard_)) {
     avoid_ = guard.cast<std::unordered_set<uint64_t>>();
+    avoid_.insert(until_.begin(), until_.end());
     guard_ = guard;
   }
   return &avoid_;
@@ -417,32 +430,43 @@ std::optional<StopEvent> PyTarget::stepRemotely(uint64_t tid) {
                    "gdbserver reported a stop that a single step of this thread cannot make"};
 }
 
+std::optional<StopEvent> PyTarget::stepNatively(uint64_t tid) {
+  NativeTracee *native = this->native();
+  const std::unordered_set<uint64_t> *avoid = native ? stepGuard() : nullptr;
+  if (!avoid)
+    return std::nullopt;
+  int exitCode = 0;
+  switch (native->step(tid, *avoid, exitCode)) {
+  case NativeTracee::Step::Done:
+    gdbStale_ = true;
+    return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+  case NativeTracee::Step::Vanished:
+    gdbStale_ = true;
+    return StopEvent{StopEvent::Kind::Exited, tid, 0, exitCode,
+                     "the thread was killed during a step"};
+  case NativeTracee::Step::LeftToGdb:
+    break;
+  }
+  return std::nullopt;
+}
+
 StopEvent PyTarget::stepInstruction(uint64_t tid) {
-  if (remote_) {
-    if (std::optional<StopEvent> stop = stepRemotely(tid))
+  if (!std::exchange(gdbStepsNext_, false)) {
+    std::optional<StopEvent> stop = remote_ ? stepRemotely(tid) : stepNatively(tid);
+    if (stop) {
+      movedBehindGdb_ = movedBehindGdb_ || stop->kind == StopEvent::Kind::Step;
       return *stop;
-  } else if (NativeTracee *native = this->native()) {
-    if (const std::unordered_set<uint64_t> *avoid = stepGuard()) {
-      int exitCode = 0;
-      switch (native->step(tid, *avoid, exitCode)) {
-      case NativeTracee::Step::Done:
-        gdbStale_ = true;
-        return {StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
-      case NativeTracee::Step::Vanished:
-        gdbStale_ = true;
-        return {StopEvent::Kind::Exited, tid, 0, exitCode, "the thread was killed during a step"};
-      case NativeTracee::Step::LeftToGdb:
-        break;
-      }
     }
   }
   syncGdb();
+  movedBehindGdb_ = false;
   py::gil_scoped_acquire gil;
   return stopEvent(invoke("step_instruction", tid));
 }
 
 StopEvent PyTarget::runTo(uint64_t tid, uint64_t address) {
   syncGdb();
+  movedBehindGdb_ = false;
   py::gil_scoped_acquire gil;
   return stopEvent(invoke("run_to", tid, address));
 }

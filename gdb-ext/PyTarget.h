@@ -50,6 +50,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -105,8 +106,10 @@ private:
   // The remote tracee, if a trace through gdbserver is under way, about to send packets for
   // thread `tid` (GDB will make it gdbserver's current thread again: syncGdb).
   RemoteTracee *remoteFor(uint64_t tid);
-  // A step of a remote thread with packets; nullopt when GDB is to make it.
+  // A step of a remote thread with packets, or of a thread GDB traces itself with ptrace;
+  // nullopt when GDB is to make it.
   std::optional<StopEvent> stepRemotely(uint64_t tid);
+  std::optional<StopEvent> stepNatively(uint64_t tid);
   // WaitTap's Take: the sample of a stop GDB has not seen, if the engine takes it as a routine one.
   bool takeUnseenStop(Session &session, uint64_t tid, int signo);
   const std::optional<HostProcess> &hostProcess();
@@ -124,7 +127,12 @@ private:
   std::unique_ptr<RemoteTracee> remote_; // while a step trace through gdbserver is under way
   uint64_t remoteTid_ = 0;               // the thread it stepped since GDB last acted
   pybind11::object guard_;               // the latest native_step_guard() answer, and its addresses
-  std::unordered_set<uint64_t> avoid_;
+  std::unordered_set<uint64_t> avoid_;   // with until_
+  // The step trace under way (beginStepping): where it stops, whether GDB makes its next step,
+  // and whether direct steps have moved the thread since GDB's own last stop of it.
+  std::set<uint64_t> until_;
+  bool gdbStepsNext_ = false;
+  bool movedBehindGdb_ = false;
   RoutineSample routine_; // a stop taken inside GDB's wait (WaitTap)
 };
 

@@ -580,7 +580,8 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         # GDB's own stepi, which strobe's steps through gdbserver were, sends eight packets: its
         # two breakpoints out and in, the step, a stack read, the thread list, the registers. strobe
         # now sends the step and the register read itself, and GDB steps only where it has
-        # something to do: the first step, off the breakpoint the trace starts at.
+        # something to do: the first step, off the breakpoint the trace starts at, and the last,
+        # which leaves GDB's own stop where the trace ends.
         steps = 40
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "packets")
@@ -593,10 +594,12 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
         self.assertEqual(sum(p.startswith("vCont;s") for p in packets), steps, packets[:40])
-        # (Four more around the first: GDB's reads for its stepi, and strobe's once GDB is done.)
+        # The rest is GDB's two stepi: each inserts its breakpoints (here the loader's, and the
+        # user's where it does not step off it) and reads the thread list; registers are read
+        # around them (GDB's, and strobe's once GDB is done).
         self.assertLessEqual(sum(p == "g" for p in packets), steps + 5, packets[:40])
-        self.assertLessEqual(sum(p.startswith("Z0") for p in packets), 2, packets[:40])
-        self.assertLessEqual(sum(p.startswith("qXfer:threads:read") for p in packets), 2,
+        self.assertLessEqual(sum(p.startswith("Z0") for p in packets), 3, packets[:40])
+        self.assertLessEqual(sum(p.startswith("qXfer:threads:read") for p in packets), 3,
                              packets[:40])
 
     def test_a_remote_trace_equals_one_of_gdbs_stepi(self):
@@ -650,6 +653,27 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         out, lines = self.dumped(["b spin", "run", "delete", "strobe step --count 3000 --quiet"],
                                  harness.fixture("ticks"), ["100000000"], run=self.remote)
         self.check_handlers_after_gaps(out, lines)
+
+    def test_gdbs_own_stop_is_where_a_trace_ends(self):
+        # GDB steps over a breakpoint only where it last stopped the thread itself. Were a trace's
+        # last steps made behind its back, a breakpoint set where the trace ended would report a
+        # hit at `continue` before the thread moved, and `info program` would name an older pc.
+        # walk+20 runs once: `continue` from there reaches the program's end.
+        for name, run in (("launched", harness.gdb), ("gdbserver", self.remote)):
+            for trace, steps in (("--count 5", 5), ("--until *walk+20", 4)):
+                with self.subTest(name=name, trace=trace):
+                    rc, out = run(["break walk", "run", f"strobe step {trace} --quiet",
+                                   "info program", "p/x $pc", "break *$pc", "continue"],
+                                  harness.fixture("steps"), **({"kill": False} if name != "launched"
+                                                               else {}))
+                    self.assertEqual(rc, 0, out)
+                    self.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
+                    stopped = re.search(r"\nProgram stopped at (0x[0-9a-f]+)\.", out)
+                    pc = re.search(r"\n\$1 = (0x[0-9a-f]+)\n", out)
+                    self.assertTrue(stopped and pc, out)
+                    self.assertEqual(int(stopped[1], 16), int(pc[1], 16), out)
+                    self.assertRegex(out, r"\n\[Inferior 1 \(process \d+\) exited normally\]")
+                    self.assertNotRegex(out, r"\nBreakpoint \d+, 0x", out)
 
     def test_a_remote_trace_gives_back_the_users_step_settings(self):
         # Over gdbserver strobe steps with GDB's `stepi`, under settings of its own
