@@ -23,6 +23,8 @@ from .modules import read_modules
 
 StopKind, Verdict = _strobe.StopKind, _strobe.Verdict
 _STOP_FUNCTION = "_strobe_stop"
+# The types of GDB's connections to gdbserver (`target remote` and `target extended-remote`).
+_GDBSERVER_CONNECTIONS = ("remote", "extended-remote")
 # gdb.format_address: "0x1139 <func_B+4>", with " at FILE:LINE" under `set print symbol-filename`.
 _FORMATTED_ADDRESS = re.compile(r"0x[0-9a-f]+ <(.+?)(?:\+(\d+))?(?: at [^>]*)?>")
 _INFO_ADDRESS = re.compile(r"Symbol \"[^\"]*\" is (?:at|a function at address) (0x[0-9a-f]+)")
@@ -347,7 +349,7 @@ class GdbTarget:
         inferior = gdb.selected_inferior()
         connection = getattr(inferior, "connection", None)
         # (In non-stop mode a step's stop would come as a notification GDB handles itself.)
-        if (connection is None or connection.type not in ("remote", "extended-remote")
+        if (connection is None or connection.type not in _GDBSERVER_CONNECTIONS
                 or gdb.parameter("non-stop")):
             return None
         try:
@@ -893,7 +895,7 @@ def _show_stop(stop, watched_before, headers):
 def _step_guard():
     """False when steps must go through GDB; else the frozenset of every breakpoint location."""
     connection = getattr(gdb.selected_inferior(), "connection", None)
-    if connection is None or connection.type not in ("native", "remote", "extended-remote"):
+    if connection is None or connection.type not in ("native", *_GDBSERVER_CONNECTIONS):
         return False
     addresses = set()
     for line in gdb.execute("maint info breakpoints", to_string=True).splitlines():
