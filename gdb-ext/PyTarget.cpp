@@ -361,6 +361,10 @@ std::unique_ptr<SteppingScope> PyTarget::beginStepping(uint64_t tid,
       target.gdbStepsNext_ = false;
     }
     void lastStepNext() override { target.gdbStepsNext_ = true; }
+    void execMayFollow() override {
+      py::gil_scoped_acquire gil;
+      (*handle).attr("exec_may_follow")();
+    }
     bool mayStopHere() const override {
       if (!target.movedBehindGdb_)
         return true;

@@ -173,9 +173,13 @@ StepOutcome Stepper::run(const StepRequest &request) {
       // Name what ran before its code can go: an exec gives the new program's code the old
       // one's addresses, and the debugger forgets an unmapped library's names (dlclose).
       if (const uint64_t call = previous.regs[registerTable(isa_).systemCallNumber];
-          insn->kind == BranchKind::Syscall &&
-          (replacesProgram(isa_, call) || unmapsMemory(isa_, call)))
-        handOver();
+          insn->kind == BranchKind::Syscall) {
+        const bool exec = replacesProgram(isa_, call);
+        if (exec && stepping)
+          stepping->execMayFollow();
+        if (exec || unmapsMemory(isa_, call))
+          handOver();
+      }
       StopEvent stop = target_.stepInstruction(request.tid);
       if (stop.kind == StopEvent::Kind::Delivering)
         continue; // the instruction has not run; the next step delivers the signal

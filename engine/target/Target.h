@@ -96,6 +96,9 @@ public:
   virtual ~SteppingScope() = default;
   // The Stepper stops after the next step, wherever it lands (its count runs out).
   virtual void lastStepNext() {}
+  // The next step makes a system call that may replace the program (execve): a debugger that
+  // would follow the exec inside that step and run the new program on must stop there.
+  virtual void execMayFollow() {}
   // Whether the Stepper may stop at this step's stop for a reason of its own (its time limit).
   // False: ending here would move the thread on; the Stepper records another step first.
   virtual bool mayStopHere() const { return true; }

@@ -391,6 +391,10 @@ class GdbTarget:
         except (gdb.error, IndexError):
             return None
         stops, prints, passes = (flag == "Yes" for flag in row[1:4])
+        scope = self._step_scope
+        watched = scope is not None and name in scope.passed
+        if watched:  # the user's settings, not the scope's
+            stops, prints = False, scope.passed[name]
         thread = self._thread_of(tid)
         if thread is not None:
             self._select(thread)
@@ -403,7 +407,7 @@ class GdbTarget:
             stop = (StopKind.Signal, tid, signo, 0, f"signal {name}")
             _show_stop(stop, {}, {})
             return stop
-        if passes and self._step_scope is not None and name in self._step_scope.passed:
+        if watched:
             self._step_guard = False  # GDB's next `stepi` delivers it, into the handler
             return StopKind.Delivering, tid, signo, 0, f"signal {name}"
         return None
@@ -599,23 +603,29 @@ class GdbTarget:
 
 
 class _SteppingScope:
-    """Catchpoints for a step trace's duration. GDB follows an exec inside a `stepi` and runs the
-    new program's start unstepped: the exec ends the trace here instead. And it runs the handler
-    of a signal it passes without stopping inside the `stepi` too; stopped for the signal first,
-    its next `stepi` delivers it and stops at the handler's entry, which is then stepped."""
+    """What GDB's own `stepi` needs during a step trace. GDB runs the handler of a signal it
+    passes without stopping inside the `stepi`: for the trace's duration it stops for those
+    signals instead (their `handle` settings restored at the end), its next `stepi` delivers the
+    signal and stops at the handler's entry, which is then stepped. And GDB follows an exec inside
+    a `stepi` and runs the new program's start unstepped: before a step that may exec, a
+    catchpoint ends the trace at the exec instead. (Catchpoints take breakpoint numbers from the
+    user's; `handle` does not.)"""
 
     def __init__(self, target):
         self.target = target
-        self.exec_catchpoint = self.signal_catchpoint = None
-        with contextlib.suppress(gdb.error):  # a target that cannot report an exec
-            self.exec_catchpoint = _new_catchpoint("catch exec")
-        self.passed = _signals_passed_without_stopping()
+        self.exec_catchpoint = None
+        self.passed = _signals_passed_without_stopping()  # name -> whether GDB prints it
         if self.passed:
-            self.signal_catchpoint = _new_catchpoint("catch signal " + " ".join(self.passed))
+            gdb.execute("handle " + " ".join(self.passed) + " stop", to_string=True)
+
+    def exec_may_follow(self):
+        if self.exec_catchpoint is None:
+            with contextlib.suppress(gdb.error):  # a target that cannot report an exec
+                self.exec_catchpoint = _new_catchpoint("catch exec")
 
     def stop_of(self, event):
-        """The engine's tuple for a stop at one of the catchpoints, or None. (GDB reports the
-        signal catchpoint's stop as the signal's.)"""
+        """The engine's tuple for a stop at the exec catchpoint or for one of the signals, or
+        None."""
         if self.exec_catchpoint is not None and self.exec_catchpoint in getattr(
                 event, "breakpoints", ()):
             return _exec_stop(gdb.current_progspace())
@@ -629,9 +639,13 @@ class _SteppingScope:
     def close(self):
         if self.target._step_scope is self:
             self.target._step_scope = None
-        for catchpoint in (self.exec_catchpoint, self.signal_catchpoint):
-            if catchpoint is not None and catchpoint.is_valid():
-                catchpoint.delete()
+        if self.exec_catchpoint is not None and self.exec_catchpoint.is_valid():
+            self.exec_catchpoint.delete()
+        for prints in (True, False):
+            names = [name for name, printed in self.passed.items() if printed == prints]
+            if names:
+                gdb.execute(f"handle {' '.join(names)} nostop {'print' if prints else 'noprint'}",
+                            to_string=True)
 
 
 # Linux's signals as `info signals` names them, beside names of other systems' signals that no
@@ -642,13 +656,14 @@ _LINUX_SIGNALS = ("SIGHUP SIGQUIT SIGILL SIGABRT SIGBUS SIGFPE SIGUSR1 SIGSEGV S
 
 
 def _signals_passed_without_stopping():
-    """The signals GDB hands to the program without stopping, by `info signals`."""
-    passed = []
+    """The signals GDB hands to the program without stopping, by `info signals`: {name: whether
+    GDB prints it}."""
+    passed = {}
     for row in gdb.execute("info signals", to_string=True).splitlines():
         fields = row.split()
         if (len(fields) >= 4 and (fields[0] in _LINUX_SIGNALS or re.fullmatch(r"SIG\d+", fields[0]))
                 and fields[1] == "No" and fields[3] == "Yes"):
-            passed.append(fields[0])
+            passed[fields[0]] = fields[2] == "Yes"
     return passed
 
 

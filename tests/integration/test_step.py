@@ -654,6 +654,20 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
                                  harness.fixture("ticks"), ["100000000"], run=self.remote)
         self.check_handlers_after_gaps(out, lines)
 
+    def test_a_trace_leaves_breakpoint_numbers_and_signal_settings_as_they_were(self):
+        # GDB stops for the signals it would pass silently only while a trace runs, by their
+        # `handle` settings, which are the user's again afterwards; catchpoints for them took two
+        # breakpoint numbers from the user's at every trace.
+        rc, out = self.commands(["b step_work", "run", "handle SIGURG nostop print",
+                                 "strobe step --count 50 --quiet", "b main",
+                                 "info signals SIGALRM", "info signals SIGURG"],
+                                harness.fixture("steploop_int"), ["100"])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"strobe: stepped 50 instructions of thread \d+")
+        self.assertRegex(out, r"\nBreakpoint 2 at 0x[0-9a-f]+: file ")
+        self.assertRegex(out, r"\nSIGALRM\s+No\s+No\s+Yes\s+Alarm clock\n")
+        self.assertRegex(out, r"\nSIGURG\s+No\s+Yes\s+Yes\s+Urgent I/O condition\n")
+
     def test_gdbs_own_stop_is_where_a_trace_ends(self):
         # GDB steps over a breakpoint only where it last stopped the thread itself. Were a trace's
         # last steps made behind its back, a breakpoint set where the trace ended would report a

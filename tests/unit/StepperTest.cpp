@@ -260,9 +260,8 @@ TEST(Stepper, ARepStringInstructionSteppedWholeRecordsNoMemory) {
   EXPECT_TRUE(records[1].memory.empty());
 }
 
-// Two system calls and a jump back: getpid (39) at 0x1000, whose step leaves 59 in rax, then
-// execve (59) at 0x1002, which this machine returns from; `jmp 0x1000` at 0x1004.
-// Two system calls and a jump back: getpid, then `secondCall`.
+// Two system calls and a jump back: getpid (39) at 0x1000, whose step leaves `secondCall` in
+// rax, then that call at 0x1002, which this machine returns from; `jmp 0x1000` at 0x1004.
 class SystemCallMachine : public Machine {
 public:
   explicit SystemCallMachine(uint64_t secondCall) : secondCall_(secondCall) {
@@ -277,6 +276,16 @@ public:
     regs[kRip] = regs[kRip] == 0x1004 ? 0x1000 : regs[kRip] + 2;
     return {StopEvent::Kind::Step, tid, 0, 0, ""};
   }
+  std::unique_ptr<SteppingScope> beginStepping(uint64_t, const std::set<uint64_t> &) override {
+    struct Scope : SteppingScope {
+      explicit Scope(SystemCallMachine &machine) : machine(machine) {}
+      void execMayFollow() override { machine.execHeardAt.push_back(machine.regs[kRip]); }
+      SystemCallMachine &machine;
+    };
+    return std::make_unique<Scope>(*this);
+  }
+
+  std::vector<uint64_t> execHeardAt; // the pcs of the steps the scope heard might exec
 
 private:
   uint64_t secondCall_;
@@ -298,6 +307,18 @@ TEST(Stepper, RecordedPcsAreHandedOverBeforeCodeCanGoAndAtTheEnd) {
     };
     Stepper(machine).run(request);
     EXPECT_EQ(handed, expected) << "system call " << call;
+  }
+}
+
+// The scope hears of a step that may exec before it is made, and of no other.
+TEST(Stepper, TheSteppingScopeHearsOfAnExecBeforeItsStep) {
+  for (const auto &[call, heard] : {std::pair{uint64_t{59}, std::vector<uint64_t>{0x1002, 0x1002}},
+                                    std::pair{uint64_t{322}, std::vector<uint64_t>{0x1002, 0x1002}},
+                                    std::pair{uint64_t{11}, std::vector<uint64_t>{}},
+                                    std::pair{uint64_t{39}, std::vector<uint64_t>{}}}) {
+    SystemCallMachine machine(call);
+    Stepper(machine).run({1001, 6, {}, false, {}});
+    EXPECT_EQ(machine.execHeardAt, heard) << "system call " << call;
   }
 }
 
