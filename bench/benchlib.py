@@ -16,6 +16,7 @@ class Build:
         self.plugin = f"{self.root}/lldb-plugin/libstrobe_lldb.so"
         self.gdb_script = f"{self.root}/gdb-ext/strobe.py"
         self.strobe_report = f"{self.root}/tools/strobe-report"
+        self.lldb_server_launcher = f"{self.root}/lldb-plugin/strobe-lldb-server"
 
     def example(self, name):
         return f"{self.root}/examples/{name}"

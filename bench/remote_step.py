@@ -1,12 +1,15 @@
 #!/usr/bin/python3
-"""Exact instruction traces through gdbserver, one run, side by side, microseconds an instruction:
+"""Exact instruction traces through a debug server on this host, one run, side by side,
+microseconds an instruction:
 
   - `strobe step --count N --quiet` in GDB, stepping with gdbserver's packets (its default);
   - the same with the packets' way turned off: each step GDB's own `stepi` (strobe before it);
+  - `strobe step` in LLDB (`gdb-remote`), to an lldb-server started through strobe's launcher
+    (strobe's library inside it steps), and to a plain lldb-server (each step LLDB's own);
   - GDB's `record full`, then `stepi N`, timed inside GDB (the anchor);
 
-each on a fresh gdbserver running the step-loop fixture (examples/steploop_int), stopped at its
-loop, `--rounds` times in turn; with and without `--memory` for strobe.
+each on a fresh server running the step-loop fixture (examples/steploop_int), stopped at its
+loop, `--rounds` times in turn; with and without `--memory` for strobe in GDB.
 
     bench/remote_step.py [--build build] [--steps N] [--rounds R]
 
@@ -34,24 +37,30 @@ TIMED_STEPS = ("python import time; t = time.perf_counter(); "
                "print('@@us', (time.perf_counter() - t) * 1e6 / " f"{args.steps})")
 
 
-def remote(commands):
-    """The output of a GDB session with strobe loaded, connected to a new gdbserver."""
+def remote(commands, debugger="gdb", server=("gdbserver",)):
+    """The output of a session of `debugger` with strobe loaded, connected to a new `server`
+    (its command line before the address; an lldb-server's takes `--` before the program)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen(["gdbserver", f"127.0.0.1:{port}", program, "1000000000"],
+    separator = ["--"] if debugger == "lldb" else []
+    server = subprocess.Popen([*server, f"127.0.0.1:{port}", *separator, program, "1000000000"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    connect = ([f"target remote 127.0.0.1:{port}"] if debugger == "gdb"
+               else [f"target create {program}", f"gdb-remote 127.0.0.1:{port}"])
     try:
         time.sleep(0.3)
-        return session(build, "gdb", [f"target remote 127.0.0.1:{port}", "break step_work",
-                                      "continue", *commands, "kill"], [program])
+        return session(build, debugger, [*connect, "b step_work", "continue", *commands,
+                                         "kill" if debugger == "gdb" else "process kill"],
+                       [program] if debugger == "gdb" else [])
     finally:
         server.kill()
         server.wait()
 
 
-def strobe_us(setup, memory):
-    out = remote([*setup, f"strobe step --count {args.steps}{' --memory' * memory} --quiet"])
+def strobe_us(setup, memory, debugger="gdb", server=("gdbserver",)):
+    out = remote([*setup, f"strobe step --count {args.steps}{' --memory' * memory} --quiet"],
+                 debugger, server)
     each = re.search(rf"strobe: stepped {args.steps} instructions .*\((\d+) us each\)", out)
     return int(each.group(1)) if each else None
 
@@ -66,6 +75,10 @@ ways = {"GDB + strobe, gdbserver's packets": lambda: strobe_us([], False),
         "GDB + strobe, gdbserver's packets, --memory": lambda: strobe_us([], True),
         "GDB + strobe, GDB's stepi (packets off)": lambda: strobe_us([NO_PACKETS], False),
         "GDB + strobe, GDB's stepi (packets off), --memory": lambda: strobe_us([NO_PACKETS], True),
+        "LLDB + strobe, lldb-server through strobe's launcher":
+            lambda: strobe_us([], False, "lldb", (build.lldb_server_launcher, "gdbserver")),
+        "LLDB + strobe, plain lldb-server":
+            lambda: strobe_us([], False, "lldb", ("/usr/lib/llvm-19/bin/lldb-server", "gdbserver")),
         "GDB `record full`, `stepi N`": record_full_us}
 runs = {name: [] for name in ways}
 for _ in range(args.rounds):

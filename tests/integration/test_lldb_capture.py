@@ -126,22 +126,32 @@ class LldbCapture(unittest.TestCase):
         self.assertIn("detached", out)
 
     def test_remote_lldb_server_on_localhost(self):
-        port = harness.free_port()
-        server = ["/usr/lib/llvm-19/bin/lldb-server", "gdbserver", f"127.0.0.1:{port}", "--",
-                  harness.fixture("demo"), "0"]
-        if not os.path.exists(server[0]):
-            self.skipTest("lldb-server-19 is not installed")
-        with harness.Background(server):
-            rc, out = harness.lldb([f"target create {harness.fixture('demo')}",
-                                    f"gdb-remote 127.0.0.1:{port}",
-                                    "strobe record --samples 2000 --frequency 1000 --overhead 100",
-                                    "strobe status", "strobe profile", "process kill"])
-        self.assertEqual(rc, 0, out)
-        self.assertEqual(harness.ended(out)[1], 2000, out)
         # An lldb-server the user started has no library of strobe's: the stop replies serve.
-        stops, private = harness.routine_stops(self, out)
-        self.assertGreaterEqual(private, 0.9 * stops, out)
-        harness.assert_demo_shares(self, out, points=5.0)
+        # Started through strobe's launcher in its place, it has: the sample stops stay inside
+        # it, and it sends no reply for them.
+        launcher = os.path.join(os.path.dirname(harness.LLDB_PLUGIN), "strobe-lldb-server")
+        for server, library in (("/usr/lib/llvm-19/bin/lldb-server", False), (launcher, True)):
+            with self.subTest(server=server), tempfile.TemporaryDirectory() as scratch:
+                log = os.path.join(scratch, "lldb-server.log")
+                port = harness.free_port()
+                with harness.Background([server, "gdbserver", "--log-file", log,
+                                         "--log-channels", "gdb-remote packets",
+                                         f"127.0.0.1:{port}", "--", harness.fixture("demo"), "0"]):
+                    rc, out = harness.lldb(
+                        [f"target create {harness.fixture('demo')}", f"gdb-remote 127.0.0.1:{port}",
+                         "strobe record --samples 2000 --frequency 1000 --overhead 100",
+                         "strobe status", "strobe profile", "process kill"])
+                with open(log, "rb") as f:
+                    replies = f.read().count(b"send packet: $T3f")  # SIGRTMAX-1 is 63, 0x3f
+                self.assertEqual(rc, 0, out)
+                self.assertEqual(harness.ended(out)[1], 2000, out)
+                stops, private = harness.routine_stops(self, out)
+                self.assertGreaterEqual(private, 0.9 * stops, out)
+                harness.assert_demo_shares(self, out, points=5.0)
+                if library:
+                    self.assertLessEqual(replies, 2 * (stops - private) + 2, f"{replies}\n{out}")
+                else:
+                    self.assertGreaterEqual(replies, stops, out)
 
     def test_every_thread_is_sampled(self):
         # The first short-lived thread starts once every worker is running.

@@ -115,35 +115,62 @@ class StepThroughLldb(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertEqual(stepped(self, out)[-1][2], f"the pc reached {leaf:#x}", out)
 
+    def steps_requested(self, start):
+        """2000 steps of steploop_chase's loop, then the program run to its end, in an LLDB
+        whose lldb-server `start(commands, program, args, log)` starts (`run` in `commands` runs
+        the program, or continues it) and logs packets to `log`: how many step requests
+        lldb-server received. After the run LLDB sees the thread where the trace ended, and the
+        program runs on to its normal end."""
+        with tempfile.TemporaryDirectory() as scratch:
+            log = os.path.join(scratch, "lldb-server.log")
+            rc, out = start(["b step_work", "run", "strobe step --count 2000 --quiet",
+                             "strobe dump", "p/x $pc", "breakpoint delete -f", "continue"],
+                            harness.fixture("steploop_chase"), ["3000"], log)
+            with open(log, "rb") as f:
+                requests = f.read().count(b"read packet: $vCont;s")
+        self.assertEqual(rc, 0, out)
+        [(count, _, why)] = stepped(self, out)
+        self.assertEqual((count, why), (2000, "the count was reached"), out)
+        last_rip = re.findall(r"^\s+2000  0x[0-9a-f]+ .* rip=(0x[0-9a-f]+)", out, re.M)
+        pc = re.findall(r"^\(unsigned long\) (0x[0-9a-f]+)$", out, re.M)
+        self.assertEqual(len(last_rip), 1, out)
+        self.assertEqual([int(v, 16) for v in pc], [int(last_rip[0], 16)], out)
+        self.assertRegex(out, r"Process \d+ exited with status = 0", out)
+        return requests
+
     def test_steps_stay_inside_lldb_server(self):
         # strobe's library inside lldb-server steps the thread again at each of the plugin's
         # words, so lldb-server receives one step request per run of steps, where LLDB's own step
-        # costs one each. After the run LLDB sees the thread where the trace ended, and the
-        # program runs on to its normal end.
-        def run(env):
-            with tempfile.TemporaryDirectory() as scratch:
-                log = os.path.join(scratch, "lldb-server.log")
-                rc, out = harness.lldb(
-                    ["b step_work", "run", "strobe step --count 2000 --quiet", "strobe dump",
-                     "p/x $pc", "breakpoint delete -f", "continue"],
-                    harness.fixture("steploop_chase"), ["3000"],
-                    env={"LLDB_DEBUGSERVER_LOG_FILE": log,
-                         "LLDB_SERVER_LOG_CHANNELS": "gdb-remote packets", **env})
-                with open(log, "rb") as f:
-                    requests = f.read().count(b"read packet: $vCont;s")
-            self.assertEqual(rc, 0, out)
-            [(count, _, why)] = stepped(self, out)
-            self.assertEqual((count, why), (2000, "the count was reached"), out)
-            last_rip = re.findall(r"^\s+2000  0x[0-9a-f]+ .* rip=(0x[0-9a-f]+)", out, re.M)
-            pc = re.findall(r"^\(unsigned long\) (0x[0-9a-f]+)$", out, re.M)
-            self.assertEqual(len(last_rip), 1, out)
-            self.assertEqual([int(v, 16) for v in pc], [int(last_rip[0], 16)], out)
-            self.assertRegex(out, r"Process \d+ exited with status = 0", out)
-            return requests
+        # costs one each.
+        def launched(env):
+            def start(commands, program, args, log):
+                return harness.lldb(commands, program, args,
+                                    env={"LLDB_DEBUGSERVER_LOG_FILE": log,
+                                         "LLDB_SERVER_LOG_CHANNELS": "gdb-remote packets", **env})
+            return start
 
-        self.assertLessEqual(run({}), 5)
+        self.assertLessEqual(self.steps_requested(launched({})), 5)
         # Without the library every step is a request: the count above can tell the two apart.
-        self.assertGreaterEqual(run({"STROBE_SERVER_TAP": "0"}), 2000)
+        self.assertGreaterEqual(self.steps_requested(launched({"STROBE_SERVER_TAP": "0"})), 2000)
+
+    def test_an_lldb_server_started_through_strobes_launcher_has_its_library(self):
+        # An lldb-server the user starts for `gdb-remote` has no library of strobe's, unless
+        # started through strobe's launcher in its place: then steps stay inside it as above.
+        def remote(server):
+            def start(commands, program, args, log):
+                port = harness.free_port()
+                with harness.Background([server, "gdbserver", "--log-file", log,
+                                         "--log-channels", "gdb-remote packets",
+                                         f"127.0.0.1:{port}", "--", program, *args]):
+                    return harness.lldb([f"target create {program}",
+                                         f"gdb-remote 127.0.0.1:{port}",
+                                         *("continue" if c == "run" else c for c in commands)])
+            return start
+
+        launcher = os.path.join(os.path.dirname(harness.LLDB_PLUGIN), "strobe-lldb-server")
+        self.assertLessEqual(self.steps_requested(remote(launcher)), 5)
+        self.assertGreaterEqual(
+            self.steps_requested(remote("/usr/lib/llvm-19/bin/lldb-server")), 2000)
 
     def test_a_user_breakpoint_ends_the_trace_and_stays_the_users(self):
         rc, out = harness.lldb(["b calls", "run", "b leaf", "strobe step --count 5000 --quiet",
