@@ -1,5 +1,7 @@
 #include "NextPc.h"
 
+#include "isa/X86JumpCondition.h"
+
 #include <capstone/capstone.h>
 
 #include <algorithm>
@@ -148,15 +150,23 @@ std::optional<std::vector<uint64_t>> NextPc::candidates(std::span<const uint8_t>
     if (x86.op_count < 1)
       return std::nullopt;
     const cs_x86_op &op = x86.operands[0];
+    // A conditional jump goes one way, which the flags tell: its other way is no candidate.
+    // (With the fall-through a candidate of every jump and call, a breakpoint or an --until
+    // location after a loop had sent each iteration's jump to GDB.)
+    const std::optional<bool> taken =
+        regs.size() > 17 ? x86JumpTaken(insn->id, regs[17], regs[2]) : std::nullopt; // rflags, rcx
+    const bool mayJump = taken.value_or(true), mayFallThrough = !taken.value_or(false);
     if (op.type == X86_OP_IMM) {
-      next.push_back(static_cast<uint64_t>(op.imm));
+      if (mayJump)
+        next.push_back(static_cast<uint64_t>(op.imm));
     } else {
       std::optional<uint64_t> target = operandValue(*insn, op, regs, read);
       if (!target)
         return std::nullopt;
       next.push_back(*target);
     }
-    next.push_back(fallThrough); // conditional jumps, and harmless for the others
+    if (mayFallThrough)
+      next.push_back(fallThrough); // conditional jumps not taken, and harmless for the others
   } else {
     next.push_back(fallThrough);
   }
