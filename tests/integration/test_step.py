@@ -672,14 +672,19 @@ class GdbStepTest(StepTraceTest, unittest.TestCase):
         # GDB steps over a breakpoint only where it last stopped the thread itself. Were a trace's
         # last steps made behind its back, a breakpoint set where the trace ended would report a
         # hit at `continue` before the thread moved, and `info program` would name an older pc.
-        # walk+20 runs once: `continue` from there reaches the program's end.
+        # Each trace ends where the program passes once: `continue` from there reaches its end.
+        # The last one ends after a loop, at its jump's fall-through: the jump is GDB's step only
+        # the once it is not taken.
+        traces = (("steps", [], "walk", "--count 5", 5),
+                  ("steps", [], "walk", "--until *walk+20", 4),
+                  ("steploop_int", ["300"], "step_work", "--until *step_work+60", 3007))
         for name, run in (("launched", harness.gdb), ("gdbserver", self.remote)):
-            for trace, steps in (("--count 5", 5), ("--until *walk+20", 4)):
+            for fixture, args, function, trace, steps in traces:
                 with self.subTest(name=name, trace=trace):
-                    rc, out = run(["break walk", "run", f"strobe step {trace} --quiet",
+                    rc, out = run([f"break {function}", "run", f"strobe step {trace} --quiet",
                                    "info program", "p/x $pc", "break *$pc", "continue"],
-                                  harness.fixture("steps"), **({"kill": False} if name != "launched"
-                                                               else {}))
+                                  harness.fixture(fixture), args,
+                                  **({"kill": False} if name != "launched" else {}))
                     self.assertEqual(rc, 0, out)
                     self.assertRegex(out, rf"strobe: stepped {steps} instructions of thread \d+")
                     stopped = re.search(r"\nProgram stopped at (0x[0-9a-f]+)\.", out)
