@@ -688,6 +688,13 @@ std::unique_ptr<SteppingScope> LldbTarget::beginStepping(uint64_t tid,
   // the step's own trap, which LLDB's step examines further.
   if (setup_.native)
     serverSteps_ = ServerSteps::open(setup_.pid, tid);
+  if (setup_.native && !serverSteps_ && serverTapWanted() && toldNoLibrary_ != setup_.process) {
+    toldNoLibrary_ = setup_.process;
+    print("strobe: this process's lldb-server runs without strobe's library, so each instruction "
+          "is one of LLDB's own steps (about 1 ms). One that LLDB starts after 'plugin load' has "
+          "the library; start yours through " +
+          serverLauncher().string() + " in lldb-server's place (about 0.1 ms a step)\n");
+  }
   serverRuns_ = serverSteps_ && selectedTarget().GetNumWatchpoints() == 0;
   return std::make_unique<Scope>(*this);
 }

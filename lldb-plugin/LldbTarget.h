@@ -262,6 +262,8 @@ private:
   // step where lastStepNext_ (SteppingScope).
   std::set<uint64_t> stepUntil_;
   bool lastStepNext_ = false;
+  // The process (its unique id) told that its lldb-server has no strobe library, once.
+  uint32_t toldNoLibrary_ = 0;
   std::optional<InstructionDecoder> stepDecoder_; // instructionAt()'s, made at its first use
   std::map<uint64_t, std::optional<uint64_t>> systemCalls_; // afterSystemCallAt()'s, this trace
   // When the step out now began (none: the epoch), and whether Ctrl-C interrupted it.

@@ -79,11 +79,17 @@ TapChannel *mapTapChannel(int pid) {
   return tracer ? channelOfServer(*tracer) : nullptr;
 }
 
-void installServerTap(lldb::SBDebugger debugger) {
+bool serverTapWanted() {
   const char *off = std::getenv("STROBE_SERVER_TAP");
-  if (off && std::string_view(off) == "0")
+  return !(off && std::string_view(off) == "0");
+}
+
+std::filesystem::path serverLauncher() { return pluginDirectory() / "strobe-lldb-server"; }
+
+void installServerTap(lldb::SBDebugger debugger) {
+  if (!serverTapWanted())
     return;
-  const std::filesystem::path launcher = pluginDirectory() / "strobe-lldb-server";
+  const std::filesystem::path launcher = serverLauncher();
   const char *named = std::getenv(kServerVariable);
   if (named && launcher != named)
     return; // the user's own debug server

@@ -6,8 +6,9 @@
 // what a tracer's stop costs: the wait, one read of the registers, a resume (bench/RESULTS.md).
 // It works for a process on this host whose lldb-server LLDB started through strobe-lldb-server,
 // which installServerTap() arranges for every process launched or attached to after `plugin
-// load`; for any other (a remote lldb-server, a process started before) arm() finds no channel and
-// the plugin uses StopReplyTap.
+// load`, or whose lldb-server the user started through strobe-lldb-server; for any other (a plain
+// lldb-server the user started, a process started before) arm() finds no channel and the plugin
+// uses StopReplyTap.
 //
 // A stop of one thread leaves the others running (Arming::stopsOneThread()): the engine signals
 // every thread of a process each period, and each stop samples its own thread.
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <span>
@@ -30,6 +32,11 @@ namespace strobe::lldb_plugin {
 // with the lldb-server LLDB would have started; unless the user named a debug server or turned
 // the tap off (STROBE_SERVER_TAP=0). The variables stay out of the programs `debugger` launches.
 void installServerTap(lldb::SBDebugger debugger);
+
+// Whether the user left the tap on (STROBE_SERVER_TAP is not 0).
+bool serverTapWanted();
+// strobe-lldb-server beside the plugin, which a user may start in lldb-server's place.
+std::filesystem::path serverLauncher();
 
 // The channel page of the lldb-server tracing process `pid`, mapped here (munmap it with
 // sizeof(TapChannel)); null when that lldb-server has none.

@@ -18,6 +18,8 @@ import unittest
 
 BUILD = os.environ.get("STROBE_BUILD_DIR", "")
 LLDB_PLUGIN = os.environ.get("STROBE_LLDB_PLUGIN", "")
+# strobe's lldb-server launcher, beside the plugin (built and installed so).
+LLDB_SERVER_LAUNCHER = os.path.join(os.path.dirname(LLDB_PLUGIN), "strobe-lldb-server")
 GDB_SCRIPT = os.environ.get("STROBE_GDB_SCRIPT", "")
 FIXTURES = os.environ.get("STROBE_FIXTURES", "")
 STROBE_REPORT = os.environ.get("STROBE_REPORT", "")

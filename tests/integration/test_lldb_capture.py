@@ -129,8 +129,8 @@ class LldbCapture(unittest.TestCase):
         # An lldb-server the user started has no library of strobe's: the stop replies serve.
         # Started through strobe's launcher in its place, it has: the sample stops stay inside
         # it, and it sends no reply for them.
-        launcher = os.path.join(os.path.dirname(harness.LLDB_PLUGIN), "strobe-lldb-server")
-        for server, library in (("/usr/lib/llvm-19/bin/lldb-server", False), (launcher, True)):
+        for server, library in (("/usr/lib/llvm-19/bin/lldb-server", False),
+                                (harness.LLDB_SERVER_LAUNCHER, True)):
             with self.subTest(server=server), tempfile.TemporaryDirectory() as scratch:
                 log = os.path.join(scratch, "lldb-server.log")
                 port = harness.free_port()

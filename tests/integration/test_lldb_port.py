@@ -16,6 +16,10 @@ THREAD = re.compile(r"^\s*\*?\s*thread #(\d+): tid = (\d+), (0x[0-9a-f]+) ", re.
 BREAKPOINT_AT = re.compile(r"Breakpoint \d+: where = .*?, address = (0x[0-9a-f]+)")
 # In the threads fixture's main loop, after a short-lived thread was joined: main is running.
 MAIN_RUNNING = harness.source_line("threads.c", "usleep(20000);")
+# What a step trace says once on an lldb-server without strobe's library.
+NO_LIBRARY = ("lldb-server runs without strobe's library, so each instruction is one of LLDB's "
+              "own steps (about 1 ms). One that LLDB starts after 'plugin load' has the library; "
+              f"start yours through {harness.LLDB_SERVER_LAUNCHER} in lldb-server's place")
 
 
 def require_lldb_plugin():
@@ -119,8 +123,9 @@ class StepThroughLldb(unittest.TestCase):
         """2000 steps of steploop_chase's loop, then the program run to its end, in an LLDB
         whose lldb-server `start(commands, program, args, log)` starts (`run` in `commands` runs
         the program, or continues it) and logs packets to `log`: how many step requests
-        lldb-server received. After the run LLDB sees the thread where the trace ended, and the
-        program runs on to its normal end."""
+        lldb-server received, and whether strobe said the server has no library of its own.
+        After the run LLDB sees the thread where the trace ended, and the program runs on to its
+        normal end."""
         with tempfile.TemporaryDirectory() as scratch:
             log = os.path.join(scratch, "lldb-server.log")
             rc, out = start(["b step_work", "run", "strobe step --count 2000 --quiet",
@@ -136,7 +141,7 @@ class StepThroughLldb(unittest.TestCase):
         self.assertEqual(len(last_rip), 1, out)
         self.assertEqual([int(v, 16) for v in pc], [int(last_rip[0], 16)], out)
         self.assertRegex(out, r"Process \d+ exited with status = 0", out)
-        return requests
+        return requests, NO_LIBRARY in out
 
     def test_steps_stay_inside_lldb_server(self):
         # strobe's library inside lldb-server steps the thread again at each of the plugin's
@@ -149,13 +154,19 @@ class StepThroughLldb(unittest.TestCase):
                                          "LLDB_SERVER_LOG_CHANNELS": "gdb-remote packets", **env})
             return start
 
-        self.assertLessEqual(self.steps_requested(launched({})), 5)
+        requests, told = self.steps_requested(launched({}))
+        self.assertLessEqual(requests, 5)
+        self.assertFalse(told)
         # Without the library every step is a request: the count above can tell the two apart.
-        self.assertGreaterEqual(self.steps_requested(launched({"STROBE_SERVER_TAP": "0"})), 2000)
+        # The user who turned the library off is not told about it.
+        requests, told = self.steps_requested(launched({"STROBE_SERVER_TAP": "0"}))
+        self.assertGreaterEqual(requests, 2000)
+        self.assertFalse(told)
 
     def test_an_lldb_server_started_through_strobes_launcher_has_its_library(self):
         # An lldb-server the user starts for `gdb-remote` has no library of strobe's, unless
         # started through strobe's launcher in its place: then steps stay inside it as above.
+        # A trace on a plain one says where the launcher is.
         def remote(server):
             def start(commands, program, args, log):
                 port = harness.free_port()
@@ -167,10 +178,12 @@ class StepThroughLldb(unittest.TestCase):
                                          *("continue" if c == "run" else c for c in commands)])
             return start
 
-        launcher = os.path.join(os.path.dirname(harness.LLDB_PLUGIN), "strobe-lldb-server")
-        self.assertLessEqual(self.steps_requested(remote(launcher)), 5)
-        self.assertGreaterEqual(
-            self.steps_requested(remote("/usr/lib/llvm-19/bin/lldb-server")), 2000)
+        requests, told = self.steps_requested(remote(harness.LLDB_SERVER_LAUNCHER))
+        self.assertLessEqual(requests, 5)
+        self.assertFalse(told)
+        requests, told = self.steps_requested(remote("/usr/lib/llvm-19/bin/lldb-server"))
+        self.assertGreaterEqual(requests, 2000)
+        self.assertTrue(told)
 
     def test_a_user_breakpoint_ends_the_trace_and_stays_the_users(self):
         rc, out = harness.lldb(["b calls", "run", "b leaf", "strobe step --count 5000 --quiet",
