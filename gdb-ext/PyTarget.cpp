@@ -9,7 +9,6 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include <functional>
 #include <stdexcept>
 #include <utility>
 

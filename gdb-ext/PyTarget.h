@@ -19,7 +19,9 @@
 //   data_address(name) -> (address, size) or None
 //   arm(on_stop, signo) -> an object with close() and keep_signal_silent()
 //   run_until_user_stop() -> (StopKind, tid, signo, exit_code, description)
+//   begin_stepping(tid) -> an object with close() and exec_may_follow() (SteppingScope)
 //   step_instruction(tid) -> (StopKind, tid, signo, exit_code, description)
+//   run_to(tid, address) -> (StopKind, tid, signo, exit_code, description)
 //   insert_breakpoint(address, handler) -> an object with delete(), or None
 //   resume_in_background()           is_running() -> bool          print(text)
 // and, for the direct paths:
