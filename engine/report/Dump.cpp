@@ -4,6 +4,7 @@
 #include "report/Annotate.h"
 #include "report/TenetText.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -14,14 +15,29 @@ namespace {
 
 using Out = std::back_insert_iterator<std::string>;
 
-// "<function+0x12>" when the capture symbolized `pc`, else nothing.
-std::string symbolSuffix(const Capture &capture, uint64_t pc) {
-  const SymbolInfo *symbol = capture.symbolFor(pc);
+// " <function+0x12>" when the capture symbolized `pc` (as `symbol`), else nothing.
+std::string symbolSuffix(const SymbolInfo *symbol, uint64_t pc) {
   if (!symbol || symbol->function.empty())
     return {};
   return pc > symbol->start && symbol->start != 0
              ? fmt::format(" <{}+0x{:x}>", symbol->function, pc - symbol->start)
              : fmt::format(" <{}>", symbol->function);
+}
+
+std::string symbolSuffix(const Capture &capture, uint64_t pc) {
+  return symbolSuffix(capture.symbolFor(pc), pc);
+}
+
+// "0x401a2c <function+0x2c>", padded to the width its function's last offset would take, so that
+// the instructions of one function line up in a column whatever their offsets.
+std::string locationText(const Capture &capture, uint64_t pc) {
+  const SymbolInfo *symbol = capture.symbolFor(pc);
+  std::string text = fmt::format("0x{:x}{}", pc, symbolSuffix(symbol, pc));
+  if (symbol && !symbol->function.empty() && symbol->start != 0 && symbol->size > 1)
+    text.resize(std::max(text.size(), fmt::formatted_size("0x{:x} <{}+0x{:x}>", pc,
+                                                          symbol->function, symbol->size - 1)),
+                ' ');
+  return text;
 }
 
 std::string instructionText(Disassembler &disassembler, std::span<const uint8_t> bytes,
@@ -109,7 +125,7 @@ void appendStepTrace(const Capture &capture, const StepTrace &trace, Disassemble
       out += record.gap ? "(after a gap)" : "(start)";
     } else {
       const uint64_t pc = previous.regs[table.pc];
-      fmt::format_to(Out(out), "0x{:x}{}  {:<32}", pc, symbolSuffix(capture, pc),
+      fmt::format_to(Out(out), "{}  {:<32}", locationText(capture, pc),
                      instructionText(disassembler, record.instruction, pc));
     }
     appendRegisters(table, record, fresh ? nullptr : &previous, out);
@@ -234,11 +250,17 @@ void writeDump(const Capture &capture, const DumpOptions &options, const TextSin
     return writeTenet(capture, options, sink);
   Disassembler disassembler(capture.header.isa);
   std::string out;
+  bool traced = false;
   if (options.steps)
     for (const StepTrace &trace : capture.stepTraces)
-      if (wanted(options, trace.tid()))
+      if (wanted(options, trace.tid())) {
         appendStepTrace(capture, trace, disassembler, out, &sink);
-  if (options.samples)
+        traced = true;
+      }
+  // "samples: 0" under a step trace would only be noise.
+  const bool sampled = std::ranges::any_of(
+      capture.samples, [&](const Sample &sample) { return wanted(options, sample.tid); });
+  if (options.samples && (sampled || !traced))
     appendSamples(capture, options, out, sink);
   sink(out);
 }

@@ -64,10 +64,22 @@ TEST(Dump, StepTraceListsEachInstructionWithWhatItChanged) {
   EXPECT_TRUE(got[1].starts_with("      0  (start) rax=0x0 rbx=0x0")) << got[1];
   EXPECT_NE(got[1].find(" rsp=0x7ff0 "), std::string::npos) << got[1];
   EXPECT_NE(got[1].find(" rip=0x401000 eflags=0x246 "), std::string::npos) << got[1];
-  EXPECT_EQ(got[2], "      1  0x401000 <main>  push rbp                         rsp=0x7fe8 "
+  // main is 0x20 bytes long: each location takes the width of "<main+0x1f>".
+  EXPECT_EQ(got[2], "      1  0x401000 <main>       push rbp                         rsp=0x7fe8 "
                     "rip=0x401001  write [0x7fe8]:8=0x10");
-  EXPECT_EQ(got[3], "      2  0x401001 <main+0x1>  mov rbp, rsp                     rbp=0x7fe8 "
+  EXPECT_EQ(got[3], "      2  0x401001 <main+0x1>   mov rbp, rsp                     rbp=0x7fe8 "
                     "rip=0x401004");
+}
+
+// A function of unknown size, or an address no function covers, takes the room it needs.
+TEST(Dump, LocationsWithoutAFunctionSizeAreNotPadded) {
+  Capture c = twoInstructions();
+  c.symbols[0x401000].size = 0;
+  c.symbols.erase(0x401001);
+  const std::vector<std::string> got = lines(renderStepTrace(c, c.stepTraces[0]));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(got[2].starts_with("      1  0x401000 <main>  push rbp ")) << got[2];
+  EXPECT_TRUE(got[3].starts_with("      2  0x401001  mov rbp, rsp ")) << got[3];
 }
 
 // Records after a loss (a damaged chunk of a file) keep the numbers they had when taken.
@@ -212,4 +224,24 @@ TEST(Dump, SamplesShowTimeThreadPcAndChangedRegisters) {
       EXPECT_EQ(std::string(e.what()), "no records of thread 9; threads: 7, 8");
     }
   }
+}
+
+// A dump lists the samples of the threads it shows, and says there are none only when it shows
+// no step trace either.
+TEST(Dump, ASampleCountFollowsAStepTraceOnlyWhenThereAreSamples) {
+  Capture c = twoInstructions();
+  std::vector<std::string> got = lines(renderDump(c, {}));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], "step trace of thread 42: 3 records, with memory");
+  c.samples.push_back({1'000'000, 43, true, false, {0x401000}, std::vector<uint64_t>(21, 0)});
+  got = lines(renderDump(c, {}));
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[4], "samples: 1");
+  DumpOptions options;
+  options.tid = 42;
+  EXPECT_EQ(lines(renderDump(c, options)).size(), 4u);
+  c.stepTraces.clear();
+  options.tid.reset();
+  c.samples.clear();
+  EXPECT_EQ(lines(renderDump(c, options)), std::vector<std::string>{"samples: 0"});
 }
