@@ -1,6 +1,7 @@
 // `strobe dump`: the records of a capture, decoded, for people (one line per record: index, the
 // instruction executed with its address, the registers it changed, the memory it accessed) or as
-// Tenet trace text (TenetText.h). Step traces come first, then the samples (one record each).
+// Tenet trace text (TenetText.h). Step traces come first, then the samples (one record each),
+// which a dump of step traces leaves out when there are none.
 #pragma once
 
 #include "capture/Capture.h"
