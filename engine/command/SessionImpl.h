@@ -127,7 +127,7 @@ struct Session::Impl {
 
   Target &process() {
     if (!target || !target->hasProcess())
-      throw Failure("no process; launch or attach to one first (strobe samples a running process)");
+      throw Failure("no process; launch or attach to one first (strobe needs a running process)");
     return *target;
   }
   // A session without a debugger is strobe-report's, where the user types other words.

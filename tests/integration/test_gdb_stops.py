@@ -170,7 +170,7 @@ class BadInputTest(unittest.TestCase):
         rc, out = harness.gdb(["strobe record"])
         self.assertNotEqual(rc, 0)
         self.assertEqual(out.strip(), "error: no process; launch or attach to one first "
-                                      "(strobe samples a running process)")
+                                      "(strobe needs a running process)")
 
     def test_an_unsupported_architecture_is_refused(self):
         harness.require_i386_programs()

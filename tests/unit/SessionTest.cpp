@@ -193,9 +193,8 @@ TEST_F(SessionTest, ErrorsAreOneLineAndChangeNothing) {
             "error: nothing captured yet; there is nothing to save\n");
   EXPECT_NE(run("load /nonexistent/file.strobe", false).find("error: "), std::string::npos);
   target.process = false;
-  EXPECT_EQ(
-      run("record", false),
-      "error: no process; launch or attach to one first (strobe samples a running process)\n");
+  EXPECT_EQ(run("record", false),
+            "error: no process; launch or attach to one first (strobe needs a running process)\n");
   target.process = true;
   target.running = true;
   EXPECT_EQ(run("record", false),
