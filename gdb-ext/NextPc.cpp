@@ -44,6 +44,8 @@ std::optional<unsigned> tableIndex(x86_reg reg) {
     return 14;
   case X86_REG_R15:
     return 15;
+  case X86_REG_EFLAGS:
+    return 17;
   case X86_REG_FS:
     return 18; // fs_base
   case X86_REG_GS:
@@ -153,8 +155,9 @@ std::optional<std::vector<uint64_t>> NextPc::candidates(std::span<const uint8_t>
     // A conditional jump goes one way, which the flags tell: its other way is no candidate.
     // (With the fall-through a candidate of every jump and call, a breakpoint or an --until
     // location after a loop had sent each iteration's jump to GDB.)
+    const unsigned flags = *tableIndex(X86_REG_EFLAGS), count = *tableIndex(X86_REG_RCX);
     const std::optional<bool> taken =
-        regs.size() > 17 ? x86JumpTaken(insn->id, regs[17], regs[2]) : std::nullopt; // rflags, rcx
+        regs.size() > flags ? x86JumpTaken(insn->id, regs[flags], regs[count]) : std::nullopt;
     const bool mayJump = taken.value_or(true), mayFallThrough = !taken.value_or(false);
     if (op.type == X86_OP_IMM) {
       if (mayJump)
