@@ -97,6 +97,11 @@ bool isFunctionName(std::string_view location) {
   return !location.empty() && location.find_first_of(": *+&()'\"") == std::string_view::npos;
 }
 
+// A direct step that ran, through gdbserver's packets or ptrace.
+StopEvent steppedOne(uint64_t tid) {
+  return {StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+}
+
 } // namespace
 
 PyTarget::PyTarget(py::object impl, bool direct) : impl_(std::move(impl)), direct_(direct) {}
@@ -413,7 +418,7 @@ std::optional<StopEvent> PyTarget::stepRemotely(uint64_t tid) {
   const RemoteTracee::Step step = remoteFor(tid)->step(tid, *avoid, number);
   switch (step) {
   case RemoteTracee::Step::Done:
-    return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+    return steppedOne(tid);
   case RemoteTracee::Step::LeftToGdb:
     return std::nullopt;
   case RemoteTracee::Step::Signal: {
@@ -442,7 +447,7 @@ std::optional<StopEvent> PyTarget::stepNatively(uint64_t tid) {
   switch (native->step(tid, *avoid, exitCode)) {
   case NativeTracee::Step::Done:
     gdbStale_ = true;
-    return StopEvent{StopEvent::Kind::Step, tid, 0, 0, "stepped one instruction"};
+    return steppedOne(tid);
   case NativeTracee::Step::Vanished:
     gdbStale_ = true;
     return StopEvent{StopEvent::Kind::Exited, tid, 0, exitCode,
