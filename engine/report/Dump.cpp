@@ -157,13 +157,16 @@ void requireThread(const Capture &capture, const DumpOptions &options) {
                                                     *options.tid, fmt::join(threads, ", ")));
 }
 
-void appendSamples(const Capture &capture, const DumpOptions &options, std::string &out,
-                   const TextSink &sink) {
+// `traced`: step traces came first, under which "samples: 0" would only be noise.
+void appendSamples(const Capture &capture, const DumpOptions &options, bool traced,
+                   std::string &out, const TextSink &sink) {
   const RegisterTable &table = registerTable(capture.header.isa);
   std::map<uint64_t, TraceRecord> previous; // per thread
   size_t shown = 0;
   for (const Sample &sample : capture.samples)
     shown += wanted(options, sample.tid);
+  if (shown == 0 && traced)
+    return;
   fmt::format_to(Out(out), "samples: {}\n", shown);
   size_t index = 0;
   for (const Sample &sample : capture.samples) {
@@ -257,11 +260,8 @@ void writeDump(const Capture &capture, const DumpOptions &options, const TextSin
         appendStepTrace(capture, trace, disassembler, out, &sink);
         traced = true;
       }
-  // "samples: 0" under a step trace would only be noise.
-  const bool sampled = std::ranges::any_of(
-      capture.samples, [&](const Sample &sample) { return wanted(options, sample.tid); });
-  if (options.samples && (sampled || !traced))
-    appendSamples(capture, options, out, sink);
+  if (options.samples)
+    appendSamples(capture, options, traced, out, sink);
   sink(out);
 }
 
